@@ -1,0 +1,1 @@
+"""The model zoo: one module per family, looked up through models.registry."""

@@ -1,0 +1,1 @@
+"""Input pipelines: synthetic data, ImageNet TFRecords, CIFAR-10 batches."""

@@ -1,0 +1,1 @@
+"""tf_cnn_benchmarks: the classic CNN training benchmark, rebuilt."""

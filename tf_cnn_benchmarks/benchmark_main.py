@@ -1,0 +1,39 @@
+"""The benchmark command: parse flags, configure logging, run, exit code."""
+
+import sys
+
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks import logs
+
+
+def _usage_error(message):
+  sys.stderr.write('Error: %s\n' % message)
+  return exit_codes.USAGE
+
+
+def main(argv):
+  if flags.main_help_requested(argv):
+    flags.print_help()
+    return exit_codes.OK
+  try:
+    params, _ = flags.parse_command_line(argv)
+  except flags.UsageError as e:
+    return _usage_error(str(e))
+  logs.configure_before_tensorflow(params.verbosity)
+  # TensorFlow is imported only now, after its log level is set.
+  from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top
+  logs.configure_after_tensorflow(params.verbosity)
+  if params.list_models:
+    from tf_cnn_benchmarks import model_listing  # pylint: disable=g-import-not-at-top
+    model_listing.print_models()
+    return exit_codes.OK
+  try:
+    rc = run_config.resolve(params)
+  except flags.UsageError as e:
+    return _usage_error(str(e))
+  result = driver.run(params, rc=rc)
+  if result.record_path:
+    print('Run record: %s' % result.record_path)
+  return result.exit_code

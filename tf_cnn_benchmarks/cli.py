@@ -1,0 +1,39 @@
+"""Command-line entry: the benchmark itself, or one of the tool commands.
+
+`tf_cnn_benchmarks --model=resnet50 ...` runs a benchmark exactly as the
+original tool's users typed it. A first word naming a tool command runs that
+command instead (each is a module with a ``main(argv) -> exit code``):
+
+  tf_cnn_benchmarks build-dataset ...   preprocessing/build_dataset.py
+  tf_cnn_benchmarks compare ...         results/compare.py
+  tf_cnn_benchmarks dashboard ...       results/dashboard.py
+  tf_cnn_benchmarks suite ...           results/suite.py (repeats, suites)
+  tf_cnn_benchmarks matrix ...          results/matrix.py (several TF versions)
+  tf_cnn_benchmarks launch ...          tf_cnn_benchmarks/launcher.py
+"""
+
+import importlib
+import sys
+
+# command word -> module whose main(argv) implements it.
+TOOL_COMMANDS = {
+    'build-dataset': 'preprocessing.build_dataset',
+    'compare': 'results.compare',
+    'dashboard': 'results.dashboard',
+    'suite': 'results.suite',
+    'matrix': 'results.matrix',
+    'launch': 'tf_cnn_benchmarks.launcher',
+}
+
+
+def main(argv=None):
+  argv = list(sys.argv if argv is None else argv)
+  if len(argv) > 1 and argv[1] in TOOL_COMMANDS:
+    module = importlib.import_module(TOOL_COMMANDS[argv[1]])
+    return module.main([argv[0] + ' ' + argv[1]] + argv[2:])
+  from tf_cnn_benchmarks import benchmark_main
+  return benchmark_main.main(argv)
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,78 @@
+"""Where a run was measured: enough to group results by (TF version, CPU...)."""
+
+import os
+import platform
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cpu_model():
+  try:
+    with open('/proc/cpuinfo') as f:
+      for line in f:
+        if line.startswith('model name'):
+          return line.split(':', 1)[1].strip()
+  except OSError:
+    pass
+  return platform.processor() or platform.machine()
+
+
+def cpu_flags():
+  try:
+    with open('/proc/cpuinfo') as f:
+      for line in f:
+        if line.startswith('flags'):
+          return set(line.split(':', 1)[1].split())
+  except OSError:
+    pass
+  return set()
+
+
+def harness_version():
+  """git describe of this checkout, else the installed package version."""
+  try:
+    out = subprocess.run(
+        ['git', 'describe', '--always', '--dirty', '--tags'], cwd=REPO_ROOT,
+        capture_output=True, text=True, timeout=5)
+    if out.returncode == 0 and out.stdout.strip():
+      return out.stdout.strip()
+  except (OSError, subprocess.SubprocessError):
+    pass
+  try:
+    from importlib import metadata
+    return metadata.version('tf_cnn_benchmarks')
+  except Exception:  # pylint: disable=broad-except
+    return 'unknown'
+
+
+def accelerator():
+  gpus = tf.config.list_physical_devices('GPU')
+  if not gpus:
+    return None
+  names = []
+  for gpu in gpus:
+    details = tf.config.experimental.get_device_details(gpu)
+    names.append(details.get('device_name', gpu.name))
+  return ', '.join(names)
+
+
+def describe():
+  return {
+      'tf_version': tf.__version__,
+      'tf_git_version': tf.version.GIT_VERSION,
+      'python_version': platform.python_version(),
+      'numpy_version': np.__version__,
+      'harness_version': harness_version(),
+      'cpu_model': cpu_model(),
+      'cpu_count': os.cpu_count(),
+      'accelerator': accelerator(),
+      'hostname': socket.gethostname(),
+      'platform': platform.platform(),
+      'executable': sys.executable,
+  }

@@ -1,0 +1,152 @@
+"""Builds the graph of one run: towers, losses, gradients, the update op.
+
+Data flow: input source -> one tower per device (model from the registry,
+built with a layers.Builder inside the variable manager's tower scope) ->
+per-tower loss and gradients -> the variable manager turns them into one
+update op. What the session runner needs comes back as a BuiltGraph.
+"""
+
+import dataclasses
+from typing import List, Optional
+
+import tensorflow as tf
+
+from models import layers
+from tf_cnn_benchmarks import optimizers
+from tf_cnn_benchmarks import variable_update
+
+tf1 = tf.compat.v1
+
+
+@dataclasses.dataclass
+class BuiltGraph:
+  graph: tf.Graph
+  # Run every step: the update op in training, else a no-op.
+  step_op: object
+  # Scalars fetched every step (float32): reported loss and base loss.
+  total_loss: object
+  base_loss: object
+  # Counts of correct top-1/top-5 predictions in the step (or None).
+  top_1_correct: Optional[object]
+  top_5_correct: Optional[object]
+  global_step: object
+  learning_rate: Optional[object]
+  init_ops: List[object]
+  post_init_ops: List[object]
+  input_init_ops: List[object]
+  saver: object
+  variable_manager: object
+  num_trainable_parameters: int
+
+
+def _tower_loss(logits, aux, labels, num_classes):
+  del num_classes
+  loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=labels, logits=logits))
+  if aux is not None:
+    aux_logits, weight = aux
+    loss += weight * tf.reduce_mean(
+        tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=aux_logits))
+  return loss
+
+
+def _weight_decay(variables, rate):
+  """L2 penalty over non-batch-norm variables (as the original)."""
+  decayed = [v for v in variables
+             if layers.BATCHNORM_SCOPE not in v.op.name.split('/')]
+  if not decayed or rate <= 0:
+    return tf.constant(0.0)
+  return rate * tf.math.add_n([tf.nn.l2_loss(v) for v in decayed])
+
+
+def _correct_in_top_k(logits, labels, k):
+  return tf.reduce_sum(tf.cast(tf.nn.in_top_k(
+      predictions=logits, targets=labels, k=k), tf.int32))
+
+
+def build(rc, input_source, want_accuracy=False):
+  """Builds the run's graph (rc: a run_config.RunConfig)."""
+  params = rc.params
+  graph = tf.Graph()
+  with graph.as_default():
+    tf1.set_random_seed(params.tf_random_seed)
+    vm = variable_update.make_variable_manager(rc)
+    with tf1.device(rc.param_device):
+      global_step = tf1.train.get_or_create_global_step()
+
+    tower_inputs = input_source.tower_batches(rc.tower_devices)
+    tower_total, tower_base, tower_grads = [], [], []
+    top1, top5 = [], []
+    bn_update_ops = []
+    for i, (images, labels) in enumerate(tower_inputs):
+      updates_before = len(tf1.get_collection(tf1.GraphKeys.UPDATE_OPS))
+      with vm.tower_scope(i):
+        builder = layers.Builder(data_format=rc.data_format,
+                                 is_training=rc.training,
+                                 compute_dtype=rc.compute_dtype)
+        x = builder.to_layout(tf.cast(images, rc.compute_dtype))
+        out = rc.model.build(builder, x, rc.model.num_classes)
+        logits = tf.cast(out.logits, tf.float32)
+        aux = None
+        if rc.training and out.aux_logits is not None:
+          aux = (tf.cast(out.aux_logits, tf.float32), out.aux_loss_weight)
+        base_loss = _tower_loss(logits, aux, labels, rc.model.num_classes)
+        total_loss = base_loss
+        if rc.training:
+          variables = vm.tower_variables(i)
+          total_loss = base_loss + _weight_decay(variables,
+                                                 params.weight_decay)
+          grads = tf.gradients(total_loss, variables)
+          if params.gradient_clip is not None:
+            grads = [tf.clip_by_norm(g, params.gradient_clip) for g in grads]
+          tower_grads.append(list(zip(grads, variables)))
+        if want_accuracy or not rc.training:
+          top1.append(_correct_in_top_k(logits, labels, 1))
+          top5.append(_correct_in_top_k(logits, labels, 5))
+      if i == 0:
+        # Moving batch-norm statistics are updated from tower 0 only, as in
+        # the original: one tower's estimate is enough, and in
+        # parameter_server mode several towers would race on one variable.
+        bn_update_ops = tf1.get_collection(
+            tf1.GraphKeys.UPDATE_OPS)[updates_before:]
+      tower_total.append(total_loss)
+      tower_base.append(base_loss)
+
+    with tf1.device(rc.param_device):
+      total_loss = tf.reduce_mean(tf.stack(tower_total))
+      base_loss = tf.reduce_mean(tf.stack(tower_base))
+      top_1 = tf.math.add_n(top1) if top1 else None
+      top_5 = tf.math.add_n(top5) if top5 else None
+
+    lr = None
+    if rc.training:
+      lr = optimizers.learning_rate(
+          params, rc.model, global_step, rc.global_batch_size,
+          rc.examples_per_epoch)
+      optimizer = optimizers.make_optimizer(params, lr)
+      with tf.control_dependencies(bn_update_ops):
+        step_op = vm.apply_gradients(tower_grads, optimizer, global_step)
+    else:
+      step_op = tf.no_op()
+
+    savable = vm.savable_variables()
+    savable[global_step.op.name] = global_step
+    # The optimizer's slots (momentum etc.) of tower 0 are saved too, so a
+    # resumed run continues the same trajectory.
+    saver = tf1.train.Saver(savable, max_to_keep=params.max_ckpts_to_keep,
+                            save_relative_paths=True)
+    num_params = sum(int(v.shape.num_elements())
+                     for v in vm.tower_variables(0))
+    built = BuiltGraph(
+        graph=graph, step_op=step_op, total_loss=total_loss,
+        base_loss=base_loss, top_1_correct=top_1, top_5_correct=top_5,
+        global_step=global_step, learning_rate=lr,
+        init_ops=[tf1.global_variables_initializer(),
+                  tf1.local_variables_initializer()],
+        post_init_ops=vm.post_init_ops(),
+        input_init_ops=list(input_source.initializers()),
+        saver=saver, variable_manager=vm,
+        num_trainable_parameters=num_params)
+  return built
+

@@ -1,0 +1,13 @@
+"""--list_models: the zoo, per dataset, with image size and default batch."""
+
+from models import registry
+
+
+def print_models():
+  for dataset in registry.DATASETS:
+    print('%s (%d classes):' % (dataset, registry.NUM_CLASSES[dataset]))
+    for spec in registry.all_specs():
+      if spec.dataset == dataset:
+        print('  %-16s %3dx%-3d  batch %-4d  %s' % (
+            spec.name, spec.image_size, spec.image_size,
+            spec.default_batch_size, spec.description))

@@ -1,0 +1,123 @@
+"""The machine-readable record of a run (schema: results/SCHEMA.md).
+
+Written once per run, atomically: a reader (or a crash) never sees half a
+file.
+"""
+
+import datetime
+import json
+import os
+import tempfile
+
+from tf_cnn_benchmarks import environment
+
+SCHEMA_VERSION = 1
+
+
+def write_text_atomically(path, text):
+  """Writes ``text`` to ``path`` via a temporary file and os.replace."""
+  folder = os.path.dirname(os.path.abspath(path))
+  os.makedirs(folder, exist_ok=True)
+  fd, tmp = tempfile.mkstemp(dir=folder, prefix='.tmp-',
+                             suffix=os.path.basename(path))
+  try:
+    with os.fdopen(fd, 'w') as f:
+      f.write(text)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, path)
+  except BaseException:
+    if os.path.exists(tmp):
+      os.unlink(tmp)
+    raise
+
+
+def _jsonable(value):
+  if isinstance(value, (str, int, float, bool)) or value is None:
+    return value
+  if isinstance(value, (list, tuple)):
+    return [_jsonable(v) for v in value]
+  return str(value)
+
+
+def build_record(run_id, started_at, finished_at, params, rc, result,
+                 data_description=None, cluster_run_id=None):
+  times = result.times
+  p = params
+  num_ps = len([h for h in p.ps_hosts.split(',') if h]) if p.ps_hosts else 0
+  config = {
+      'model': rc.model.name,
+      'data_name': rc.data_name,
+      'synthetic': p.data_dir is None,
+      'data_dir': p.data_dir,
+      'data_description': data_description,
+      'mode': rc.mode,
+      'batch_size_per_device': rc.batch_size_per_device,
+      'global_batch_size': rc.global_batch_size,
+      'num_devices': rc.num_towers,
+      'device': rc.device_type,
+      'data_format': rc.data_format,
+      'variable_update': p.variable_update,
+      'optimizer': p.optimizer,
+      'num_batches': rc.num_batches,
+      'num_warmup_batches': rc.num_warmup_batches,
+      'use_fp16': p.use_fp16,
+      'compute_dtype': rc.compute_dtype.name,
+      'xla_compile': bool(p.xla_compile or p.xla),
+      'num_workers': rc.num_workers,
+      'num_ps': num_ps,
+      'job_name': p.job_name or None,
+      'task_index': p.task_index if p.job_name else None,
+      'cross_replica_sync': p.cross_replica_sync,
+  }
+  summary = {
+      'images_per_sec': result.images_per_sec,
+      'worker_images_per_sec': (times.total_images_per_sec(1)
+                                if times else 0.0),
+      'images_per_sec_mean_of_steps': times.mean_speed() if times else 0.0,
+      'images_per_sec_stddev_err': (times.speed_uncertainty()
+                                    if times else 0.0),
+      'jitter': times.jitter() if times else 0.0,
+      'median_step_time_sec': times.median_step_time() if times else None,
+      'num_steps': times.num_steps if times else 0,
+      'final_loss': times.losses[-1] if times and times.losses else None,
+      'top_1_accuracy': result.top_1_accuracy,
+      'top_5_accuracy': result.top_5_accuracy,
+      'num_eval_examples': result.num_eval_examples,
+  }
+  timing = {
+      'step_times_sec': list(times.timed) if times else [],
+      'warmup_step_times_sec': list(times.warmup) if times else [],
+      'timed_wall_time_sec': times.timed_wall_time if times else None,
+      'step_losses': list(times.losses) if times else [],
+  }
+  return {
+      'schema_version': SCHEMA_VERSION,
+      'run_id': run_id,
+      'cluster_run_id': cluster_run_id,
+      'started_at': started_at,
+      'finished_at': finished_at,
+      'status': result.status,
+      'failure': result.failure,
+      'label': p.label,
+      'config': config,
+      'flags': {k: _jsonable(v) for k, v in sorted(p.as_dict().items())},
+      'environment': environment.describe(),
+      'timing': timing,
+      'summary': summary,
+  }
+
+
+def record_file_name(rec):
+  stamp = datetime.datetime.fromisoformat(rec['started_at']).strftime(
+      '%Y%m%dT%H%M%SZ')
+  job = rec['config']['job_name'] or 'local'
+  task = rec['config']['task_index'] or 0
+  return '%s_%s_%s-%d_%s.json' % (stamp, rec['config']['model'], job, task,
+                                  rec['run_id'][:8])
+
+
+def write(result_dir, rec):
+  path = os.path.join(result_dir, record_file_name(rec))
+  write_text_atomically(path, json.dumps(rec, indent=1, sort_keys=True))
+  return path

@@ -1,0 +1,162 @@
+"""Resolves Params into the concrete settings of one run (needs TensorFlow).
+
+Flags leave some choices open (batch size 0 = model default, data format by
+device, --device=gpu on a machine without one). This module makes every such
+choice once, records why, and refuses impossible combinations with a
+UsageError, so the driver never has to second-guess its inputs.
+"""
+
+import dataclasses
+import math
+from typing import List, Optional
+
+import tensorflow as tf
+
+from models import registry
+from tf_cnn_benchmarks.flags import UsageError
+
+DEFAULT_NUM_BATCHES = 100
+DEFAULT_NUM_WARMUP_BATCHES = 10
+
+# Examples per epoch of the real datasets, used to turn --num_epochs into
+# steps and epoch-based learning-rate schedules into step boundaries.
+EXAMPLES_PER_EPOCH = {
+    ('imagenet', 'train'): 1281167, ('imagenet', 'validation'): 50000,
+    ('cifar10', 'train'): 50000, ('cifar10', 'validation'): 10000,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+  params: object
+  model: registry.ModelSpec
+  data_name: str
+  device_type: str              # 'cpu' or 'gpu'
+  tower_devices: List[str]      # e.g. ['/cpu:0', '/cpu:1']
+  param_device: str             # where parameter_server keeps variables
+  data_format: str
+  compute_dtype: tf.DType
+  batch_size_per_device: int
+  num_workers: int
+  mode: str                     # 'training' | 'forward only' | 'evaluation'
+  num_batches: int
+  num_warmup_batches: int
+  subset: str                   # 'train' or 'validation'
+  examples_per_epoch: int
+  notes: List[str]              # choices made for the user, printed once
+
+  @property
+  def num_towers(self):
+    return len(self.tower_devices)
+
+  @property
+  def batch_size_per_worker(self):
+    return self.batch_size_per_device * self.num_towers
+
+  @property
+  def global_batch_size(self):
+    return self.batch_size_per_worker * self.num_workers
+
+  @property
+  def training(self):
+    return self.mode == 'training'
+
+
+def gpus_available():
+  return bool(tf.config.list_physical_devices('GPU'))
+
+
+def infer_data_name(params):
+  """--data_name, else from the model: CIFAR-10 only if no ImageNet form."""
+  if params.data_name:
+    return params.data_name
+  if params.model in registry.model_names(registry.IMAGENET):
+    return registry.IMAGENET
+  if params.model in registry.model_names(registry.CIFAR10):
+    return registry.CIFAR10
+  return registry.IMAGENET
+
+
+def resolve(params, num_workers=1, examples_per_epoch=None) -> RunConfig:
+  """Makes every open choice of ``params``; raises UsageError if impossible."""
+  notes = []
+  data_name = infer_data_name(params)
+  try:
+    model = registry.get_model(params.model, data_name)
+  except registry.UnknownModelError as e:
+    raise UsageError(str(e) + ' Run with --list_models to see them all.')
+
+  device_type = params.device.lower()
+  has_gpu = gpus_available()
+  if device_type == 'gpu' and not has_gpu:
+    device_type = 'cpu'
+    notes.append('No GPU is visible to TensorFlow: running on the CPU '
+                 '(pass --device=cpu to say so and silence this note).')
+  param_device = params.local_parameter_device.lower()
+  if param_device == 'gpu' and not has_gpu:
+    param_device = 'cpu'
+  tower_devices = ['/%s:%d' % (device_type, i) for i in range(params.num_gpus)]
+  param_device = '/%s:0' % param_device
+
+  data_format = params.data_format or ('NCHW' if device_type == 'gpu'
+                                       else 'NHWC')
+
+  if params.use_fp16:
+    compute_dtype = tf.float16 if device_type == 'gpu' else tf.bfloat16
+  else:
+    compute_dtype = tf.float32
+
+  if params.eval:
+    mode, subset = 'evaluation', 'validation'
+  elif params.forward_only:
+    mode, subset = 'forward only', 'validation'
+  else:
+    mode, subset = 'training', 'train'
+  if params.eval:
+    batch = params.eval_batch_size or params.batch_size
+  else:
+    batch = params.batch_size
+  batch = batch or model.default_batch_size
+
+  if examples_per_epoch is None:
+    examples_per_epoch = EXAMPLES_PER_EPOCH[(data_name, subset)]
+  global_batch = batch * len(tower_devices) * num_workers
+  epochs = params.num_eval_epochs if params.eval else params.num_epochs
+  count = params.num_eval_batches if params.eval else params.num_batches
+  if params.eval and count is None:
+    count = params.num_batches
+  if epochs is not None and count is None:
+    count = max(1, int(math.ceil(epochs * examples_per_epoch / global_batch)))
+  if count is None:
+    count = DEFAULT_NUM_BATCHES
+  warmup = params.num_warmup_batches
+  if warmup is None:
+    warmup = DEFAULT_NUM_WARMUP_BATCHES
+  if params.batch_group_size > 1:
+    raise UsageError(
+        '--batch_group_size=%d is not implemented yet: every session.run '
+        'call runs exactly one step. Remove the flag.' %
+        params.batch_group_size)
+
+  return RunConfig(
+      params=params, model=model, data_name=data_name,
+      device_type=device_type, tower_devices=tower_devices,
+      param_device=param_device, data_format=data_format,
+      compute_dtype=compute_dtype, batch_size_per_device=batch,
+      num_workers=num_workers, mode=mode, num_batches=count,
+      num_warmup_batches=warmup, subset=subset,
+      examples_per_epoch=examples_per_epoch, notes=notes)
+
+
+def session_config(params, run_config, num_cpu_devices=None):
+  """ConfigProto: virtual CPU towers and the thread pools the flags ask for."""
+  config = tf.compat.v1.ConfigProto(allow_soft_placement=False)
+  if run_config.device_type == 'cpu':
+    config.device_count['CPU'] = num_cpu_devices or run_config.num_towers
+  if params.num_intra_threads is not None:
+    config.intra_op_parallelism_threads = params.num_intra_threads
+  config.inter_op_parallelism_threads = params.num_inter_threads
+  if params.xla_compile or params.xla:
+    config.graph_options.optimizer_options.global_jit_level = (
+        tf.compat.v1.OptimizerOptions.ON_1)
+  return config

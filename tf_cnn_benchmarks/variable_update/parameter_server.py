@@ -1,0 +1,44 @@
+"""parameter_server: one copy of each variable on the parameter device.
+
+Every tower reads the same variables; tower gradients are averaged on the
+variable's device and applied once.
+"""
+
+import contextlib
+
+import tensorflow as tf
+
+from tf_cnn_benchmarks.variable_update import base
+
+tf1 = tf.compat.v1
+
+_VARIABLE_OPS = ('Variable', 'VariableV2', 'VarHandleOp')
+
+
+class ParameterServerManager(base.VariableManager):
+  name = 'parameter_server'
+  per_tower_copies = False
+
+  def _device_function(self, tower_device):
+    param_device = self.rc.param_device
+
+    def place(op):
+      return param_device if op.type in _VARIABLE_OPS else tower_device
+
+    return place
+
+  @contextlib.contextmanager
+  def tower_scope(self, index):
+    with tf1.device(self._device_function(self.towers[index])), \
+        tf1.variable_scope('v0', reuse=index > 0,
+                           custom_getter=base.seeded_initializer_getter(
+                               self.seed)):
+      yield
+
+  def apply_gradients(self, tower_grads, optimizer, global_step):
+    averaged = []
+    for pairs in zip(*tower_grads):
+      var = pairs[0][1]
+      with tf1.device(var.device):
+        averaged.append((base.mean_of([g for g, _ in pairs]), var))
+    return optimizer.apply_gradients(averaged, global_step=global_step)
