@@ -21,6 +21,7 @@ def main(argv):
   except flags.UsageError as e:
     return _usage_error(str(e))
   logs.configure_before_tensorflow(params.verbosity)
+  logs.import_tensorflow_quietly(params.verbosity)
   # TensorFlow is imported only now, after its log level is set.
   from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
   from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top

@@ -94,8 +94,10 @@ def run(params, reporter=None, rc=None) -> RunResult:
   source = None
   try:
     with _StopRequested() as stop:
+      # The source sees the dataset the run config settled on (it may have
+      # been inferred from the model).
       source = preprocessing.get_input_source(
-          params, rc.model.image_size, rc.model.num_classes,
+          params.replace(data_name=rc.data_name), rc.model.image_size, rc.model.num_classes,
           rc.batch_size_per_device, rc.num_towers, rc.subset)
       if not source.synthetic and source.num_examples_per_epoch:
         rc = dataclasses.replace(

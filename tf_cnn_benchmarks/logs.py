@@ -31,3 +31,33 @@ def configure_after_tensorflow(verbosity):
                                                              'info'))
   except ImportError:
     pass
+
+
+def import_tensorflow_quietly(verbosity):
+  """Imports TensorFlow with its load-time C++ chatter hidden.
+
+  Some lines (oneDNN notice, CPU feature guard, "All log messages before
+  absl::InitializeLog()") are printed by absl's C++ logging before
+  TF_CPP_MIN_LOG_LEVEL is consulted, so the level alone cannot hide them.
+  At verbosity < 2 the process's stderr is pointed at a temporary file for
+  the import; if the import fails, what was captured is shown.
+  """
+  if verbosity >= 2:
+    import tensorflow  # pylint: disable=g-import-not-at-top,unused-import
+    return
+  import sys  # pylint: disable=g-import-not-at-top
+  import tempfile  # pylint: disable=g-import-not-at-top
+  sys.stderr.flush()
+  saved = os.dup(2)
+  with tempfile.TemporaryFile(mode='w+b') as captured:
+    os.dup2(captured.fileno(), 2)
+    try:
+      import tensorflow  # pylint: disable=g-import-not-at-top,unused-import,redefined-outer-name
+    except BaseException:
+      os.dup2(saved, 2)
+      captured.seek(0)
+      sys.stderr.write(captured.read().decode(errors='replace'))
+      raise
+    finally:
+      os.dup2(saved, 2)
+      os.close(saved)

@@ -1,0 +1,33 @@
+# Set-up and the two everyday commands. Everything lives in .venv, made here.
+#   make benchmark   install, then run a real default benchmark (ResNet-50,
+#                    synthetic data, this machine, no cluster)
+#   make test        install, then run the whole test suite
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+BENCHMARK_ARGS ?= --model=resnet50 --batch_size=16 --num_batches=20 --num_warmup_batches=3
+
+.PHONY: install benchmark test test-fast clean
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+benchmark: $(STAMP)
+	$(PY) tf_cnn_benchmarks.py $(BENCHMARK_ARGS)
+
+# Every test, slow and cluster ones included (CI runs exactly this).
+test: $(STAMP)
+	$(PY) -m pytest -q -ra --durations=25 $(PYTEST_ARGS)
+
+# The quick subset for the edit-test loop.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m 'not slow and not cluster' $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info

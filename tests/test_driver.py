@@ -1,0 +1,204 @@
+"""The single-process driver: report format, modes, checkpoints, records."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from tests.driver_helpers import REPO, SCRIPT, run_cli, run_quietly
+from tf_cnn_benchmarks import exit_codes
+
+STEP_ROW = re.compile(
+    r'^(\d+)\timages/sec: (\d+\.\d) \+/- (\d+\.\d) \(jitter = (\d+\.\d)\)'
+    r'\t(-?\d+\.\d{3}|nan)$')
+
+
+def test_report_has_the_original_format(tmp_path):
+  out = run_cli('--model=trivial', '--device=cpu', '--num_batches=20',
+                '--num_warmup_batches=2', '--result_dir=%s' % tmp_path)
+  assert out.returncode == 0, out.stderr
+  lines = out.stdout.splitlines()
+  header = {l[:13].strip(): l[13:] for l in lines[:lines.index('=' * 10)]
+            if l[:13].strip()}
+  assert header['Model:'] == 'trivial'
+  assert header['Dataset:'] == 'imagenet (synthetic)'
+  assert header['Mode:'] == 'training'
+  assert header['Batch size:'] == '32 global'
+  assert '             32 per device' in lines
+  assert header['Num batches:'] == '20'
+  assert header['Devices:'] == "['/cpu:0']"
+  assert header['Data format:'] == 'NHWC'
+  assert header['Optimizer:'] == 'sgd'
+  assert header['Variables:'] == 'parameter_server'
+  assert 'Running warm up' in lines and 'Done warm up' in lines
+  table = lines.index('Step\tImg/sec\ttotal_loss')
+  rows = [STEP_ROW.match(l) for l in lines[table + 1:table + 4]]
+  assert all(rows), lines[table + 1:table + 4]
+  assert [int(r.group(1)) for r in rows] == [1, 10, 20]
+  dash = '-' * 64
+  end = lines.index(dash, table)
+  assert re.match(r'^total images/sec: \d+\.\d\d$', lines[end + 1])
+  assert lines[end + 2] == dash
+  # Nothing from TensorFlow's own logging reaches the user by default.
+  assert out.stderr == ''
+
+
+def test_run_record_is_complete_and_consistent(tmp_path):
+  out = run_cli('--model=trivial', '--device=cpu', '--num_batches=5',
+                '--num_warmup_batches=1', '--result_dir=%s' % tmp_path,
+                '--label=unit-test')
+  assert out.returncode == 0, out.stderr
+  (name,) = [n for n in os.listdir(tmp_path) if n.endswith('.json')]
+  rec = json.loads((tmp_path / name).read_text())
+  assert rec['schema_version'] == 1 and rec['status'] == 'ok'
+  assert rec['label'] == 'unit-test'
+  assert rec['config']['model'] == 'trivial'
+  assert rec['config']['synthetic'] is True
+  assert len(rec['timing']['step_times_sec']) == 5
+  assert len(rec['timing']['warmup_step_times_sec']) == 1
+  assert len(rec['timing']['step_losses']) == 5
+  env = rec['environment']
+  for key in ('tf_version', 'python_version', 'cpu_model', 'cpu_count',
+              'hostname', 'harness_version'):
+    assert env[key]
+  printed = float(re.search(r'total images/sec: ([\d.]+)',
+                            out.stdout).group(1))
+  assert rec['summary']['images_per_sec'] == pytest.approx(printed, abs=0.01)
+  assert rec['flags']['model'] == 'trivial'
+  assert not [n for n in os.listdir(tmp_path) if n.startswith('.tmp')]
+
+
+def test_parameter_server_and_replicated_give_the_same_losses():
+  common = dict(model='trivial', num_gpus=2, num_batches=6,
+                num_warmup_batches=0, optimizer='momentum',
+                init_learning_rate=0.001)
+  ps, _ = run_quietly(variable_update='parameter_server', **common)
+  rep, _ = run_quietly(variable_update='replicated', **common)
+  spread, _ = run_quietly(variable_update='replicated',
+                          all_reduce_spec='pscpu', **common)
+  assert ps.status == rep.status == spread.status == 'ok'
+  np.testing.assert_allclose(ps.times.losses, rep.times.losses, rtol=1e-5)
+  np.testing.assert_allclose(ps.times.losses, spread.times.losses, rtol=1e-5)
+  # The loss moves: the test would notice a mode that skipped updates.
+  assert ps.times.losses[0] != ps.times.losses[-1]
+
+
+def test_independent_towers_do_not_communicate():
+  common = dict(model='trivial', num_gpus=2, num_batches=4,
+                num_warmup_batches=0, init_learning_rate=0.001)
+  ind, _ = run_quietly(variable_update='independent', **common)
+  rep, _ = run_quietly(variable_update='replicated', **common)
+  assert ind.status == 'ok'
+  # Same first step (same weights, same data), then each tower follows its
+  # own gradient.
+  assert ind.times.losses[0] == pytest.approx(rep.times.losses[0], rel=1e-6)
+  assert ind.times.losses[-1] != pytest.approx(rep.times.losses[-1],
+                                               rel=1e-6)
+
+
+def test_forward_only_runs_no_update():
+  result, text = run_quietly(model='trivial', forward_only=True,
+                             num_batches=3)
+  assert result.status == 'ok'
+  assert 'Mode:        forward only' in text
+  assert 'Optimizer:' not in text
+  assert len(set(result.times.losses)) == 1
+
+
+def test_train_then_resume_then_eval(tmp_path):
+  train_dir = str(tmp_path / 'train')
+  first, _ = run_quietly(model='trivial', num_batches=4, train_dir=train_dir,
+                         num_warmup_batches=0)
+  assert first.status == 'ok' and first.checkpoint_path.endswith('-4')
+  second, text = run_quietly(model='trivial', num_batches=3,
+                             train_dir=train_dir, num_warmup_batches=0)
+  assert 'Restored checkpoint' in text and '(global step 4)' in text
+  assert second.checkpoint_path.endswith('-7')
+  evaluated, text = run_quietly(model='trivial', eval=True,
+                                train_dir=train_dir, num_batches=2,
+                                num_warmup_batches=0)
+  assert evaluated.status == 'ok', evaluated.failure
+  assert re.search(r'^Accuracy @ 1 = \d\.\d{4} Accuracy @ 5 = \d\.\d{4} '
+                   r'\[64 examples\]$', text, re.M)
+  assert 'Mode:        evaluation' in text
+
+
+def test_eval_without_checkpoint_fails_clearly(tmp_path):
+  result, text = run_quietly(model='trivial', eval=True,
+                             train_dir=str(tmp_path / 'empty'))
+  assert result.status == 'failed'
+  assert result.exit_code == exit_codes.RUN_FAILED
+  assert 'No checkpoint in --train_dir' in text
+
+
+def test_checkpoint_from_replicated_restores_in_parameter_server(tmp_path):
+  train_dir = str(tmp_path / 'train')
+  run_quietly(model='trivial', num_gpus=2, variable_update='replicated',
+              num_batches=2, num_warmup_batches=0, train_dir=train_dir)
+  result, text = run_quietly(model='trivial', num_batches=1,
+                             variable_update='parameter_server',
+                             train_dir=train_dir)
+  assert result.status == 'ok' and '(global step 2)' in text
+
+
+def test_print_training_accuracy_adds_columns():
+  result, text = run_quietly(model='trivial', print_training_accuracy=True)
+  assert result.status == 'ok'
+  assert 'Step\tImg/sec\ttotal_loss\ttop_1_accuracy\ttop_5_accuracy' in text
+  assert re.search(r'^1\timages/sec: .*\t\d\.\d\d\t\d\.\d\d$', text, re.M)
+
+
+def test_bfloat16_on_cpu_keeps_float32_variables():
+  result, text = run_quietly(model='lenet', use_fp16=True, batch_size=4)
+  assert result.status == 'ok', result.failure
+  assert 'Precision:   bfloat16 compute, float32 variables' in text
+  assert result.record['config']['compute_dtype'] == 'bfloat16'
+  assert all(np.isfinite(result.times.losses))
+
+
+def test_trace_file_is_chrome_trace_json(tmp_path):
+  trace = tmp_path / 'trace.json'
+  result, _ = run_quietly(model='trivial', trace_file=str(trace))
+  assert result.status == 'ok'
+  events = json.loads(trace.read_text())['traceEvents']
+  assert any(e.get('ph') == 'X' for e in events)
+  # The traced step is extra: it is not among the timed steps.
+  assert len(result.times.timed) == 3
+
+
+def test_num_epochs_sets_the_run_length():
+  result, text = run_quietly(model='trivial', data_name='cifar10',
+                             num_epochs=0.001, batch_size=10,
+                             num_batches=None)
+  # 0.001 epoch of 50,000 CIFAR-10 images at 10 per step.
+  assert result.status == 'ok' and len(result.times.timed) == 5
+  assert 'Num batches: 5' in text
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_stops_cleanly_with_an_interrupted_record(tmp_path):
+  proc = subprocess.Popen(
+      [sys.executable, SCRIPT, '--model=trivial', '--device=cpu',
+       '--num_batches=1000000', '--result_dir=%s' % tmp_path],
+      cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  try:
+    for line in proc.stdout:
+      if line.startswith('1\timages/sec'):
+        break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+  finally:
+    proc.kill()
+  assert proc.returncode == exit_codes.INTERRUPTED
+  assert 'Interrupted: stopped by SIGTERM' in out
+  (name,) = [n for n in os.listdir(tmp_path) if n.endswith('.json')]
+  rec = json.loads((tmp_path / name).read_text())
+  assert rec['status'] == 'interrupted'
+  assert rec['timing']['step_times_sec']

@@ -1,0 +1,72 @@
+"""Every registered model trains two steps through the real driver.
+
+This is the zoo's smoke test: registry entry, builder, variable manager,
+loss, gradients and update all have to work for each model (the original
+registered models that crashed before their first step).
+"""
+
+import math
+
+import pytest
+
+from models import registry
+from tests.driver_helpers import run_quietly
+
+SPECS = registry.all_specs()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('spec', SPECS,
+                         ids=['%s-%s' % (s.dataset, s.name) for s in SPECS])
+def test_model_trains_two_steps(spec):
+  result, text = run_quietly(model=spec.name, data_name=spec.dataset,
+                             batch_size=2, num_batches=2,
+                             num_warmup_batches=0)
+  assert result.status == 'ok', result.failure
+  assert len(result.times.losses) == 2
+  assert all(math.isfinite(loss) for loss in result.times.losses)
+  assert 'Model:       %s' % spec.name in text
+
+
+def test_every_required_model_is_registered():
+  imagenet = {'trivial', 'lenet', 'alexnet', 'overfeat', 'googlenet',
+              'inception3', 'inception4', 'vgg11', 'vgg16', 'vgg19',
+              'resnet50', 'resnet101', 'resnet152', 'resnet50_v1.5',
+              'resnet50_v2', 'resnet101_v2', 'resnet152_v2', 'mobilenet',
+              'mobilenet_v2', 'densenet121', 'densenet169', 'densenet201',
+              'nasnet', 'nasnetlarge'}
+  cifar = {'trivial', 'alexnet', 'densenet40_k12', 'densenet100_k12',
+           'densenet100_k24'}
+  for depth in (20, 32, 44, 56, 110):
+    cifar |= {'resnet%d' % depth, 'resnet%d_v2' % depth}
+  assert imagenet <= set(registry.model_names(registry.IMAGENET))
+  assert cifar <= set(registry.model_names(registry.CIFAR10))
+
+
+def test_image_sizes_and_default_batches_follow_the_original():
+  expect = {('imagenet', 'trivial'): (227, 32), ('imagenet', 'alexnet'):
+            (227, 512), ('imagenet', 'lenet'): (28, 32),
+            ('imagenet', 'overfeat'): (231, 32),
+            ('imagenet', 'inception3'): (299, 32),
+            ('imagenet', 'vgg16'): (224, 64),
+            ('imagenet', 'resnet50'): (224, 64),
+            ('imagenet', 'nasnetlarge'): (331, 16),
+            ('cifar10', 'resnet56'): (32, 128)}
+  for (dataset, name), (size, batch) in expect.items():
+    spec = registry.get_model(name, dataset)
+    assert (spec.image_size, spec.default_batch_size) == (size, batch), name
+
+
+def test_unknown_model_names_the_valid_ones():
+  with pytest.raises(registry.UnknownModelError) as e:
+    registry.get_model('resnet57', registry.CIFAR10)
+  assert 'resnet56' in str(e.value)
+  with pytest.raises(registry.UnknownModelError) as e:
+    registry.get_model('resnet56', registry.IMAGENET)
+  assert 'pass --data_name=cifar10' in str(e.value)
+
+
+def test_duplicate_registration_is_refused():
+  spec = registry.get_model('trivial')
+  with pytest.raises(ValueError, match='already registered'):
+    registry.register(spec)
