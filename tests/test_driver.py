@@ -71,7 +71,7 @@ def test_run_record_is_complete_and_consistent(tmp_path):
                             out.stdout).group(1))
   assert rec['summary']['images_per_sec'] == pytest.approx(printed, abs=0.01)
   assert rec['flags']['model'] == 'trivial'
-  assert not [n for n in os.listdir(tmp_path) if n.startswith('.tmp')]
+  assert os.listdir(tmp_path) == [name]  # no temporary file left behind
 
 
 def test_parameter_server_and_replicated_give_the_same_losses():

@@ -16,6 +16,7 @@ from typing import Optional
 import tensorflow as tf
 
 import preprocessing
+from results import atomic_files
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import record
@@ -104,7 +105,8 @@ def run(params, reporter=None, rc=None) -> RunResult:
             rc, examples_per_epoch=source.num_examples_per_epoch)
       built = model_graph.build(
           rc, source, want_accuracy=params.print_training_accuracy)
-      reporter.header(rc, _variables_description(rc), source.description)
+      reporter.header(rc, _variables_description(rc), source.description,
+                      sync=_sync_description(rc))
       _run_session(params, rc, built, times, reporter, stop, result)
   except _Interrupted as e:
     result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
@@ -112,7 +114,9 @@ def run(params, reporter=None, rc=None) -> RunResult:
                       'task': None, 'hint': None}
     reporter.line('Interrupted: %s. Partial results were recorded.' % e)
   except Exception as e:  # pylint: disable=broad-except
-    result.status, result.exit_code = 'failed', exit_codes.RUN_FAILED
+    result.status = 'failed'
+    # Cluster waits that time out carry their own code (UNREACHABLE).
+    result.exit_code = getattr(e, 'exit_code', exit_codes.RUN_FAILED)
     result.failure = _describe_failure(e, rc)
     reporter.line('Run failed: %s' % result.failure['message'])
     if result.failure.get('hint'):
@@ -122,7 +126,8 @@ def run(params, reporter=None, rc=None) -> RunResult:
   result.record = record.build_record(
       run_id=run_id, started_at=started, finished_at=_utc_now(),
       params=params, rc=rc, result=result,
-      data_description=source.description if source else None)
+      data_description=source.description if source else None,
+      cluster_run_id=params.cluster_run_id or None)
   if params.result_dir:
     result.record_path = record.write(params.result_dir, result.record)
   return result
@@ -130,6 +135,11 @@ def run(params, reporter=None, rc=None) -> RunResult:
 
 def _variables_description(rc):
   return rc.params.variable_update
+
+
+def _sync_description(rc):
+  """The header's `Sync:` value: cluster runs only, as in the original."""
+  return str(rc.params.cross_replica_sync) if rc.cluster else None
 
 
 def _describe_failure(exc, rc):
@@ -154,8 +164,21 @@ def _describe_failure(exc, rc):
 
 def _restore_or_init(sess, params, rc, built, reporter):
   """Initialises, then restores the latest checkpoint in train_dir if any."""
+  if built.coordination is not None:
+    # In a cluster who initialises what, and when, is agreed across tasks.
+    built.coordination.initialize(
+        sess, built, restore=lambda: _restore_latest(sess, params, built,
+                                                     reporter))
+    return
   sess.run(built.init_ops)
   sess.run(built.input_init_ops)
+  _restore_latest(sess, params, built, reporter)
+  # Replicated copies are made equal after a restore too (restore sets only
+  # copy 0).
+  sess.run(built.post_init_ops)
+
+
+def _restore_latest(sess, params, built, reporter):
   latest = (tf1.train.latest_checkpoint(params.train_dir)
             if params.train_dir else None)
   if latest:
@@ -167,9 +190,6 @@ def _restore_or_init(sess, params, rc, built, reporter):
         'No checkpoint in --train_dir=%s to evaluate. Train with '
         '--train_dir=%s first (checkpoints are written at the end of a '
         'training run).' % (params.train_dir, params.train_dir))
-  # Replicated copies are made equal after a restore too (restore sets only
-  # copy 0).
-  sess.run(built.post_init_ops)
 
 
 class _Checkpointer:
@@ -223,24 +243,27 @@ def _run_session(params, rc, built, times, reporter, stop, result):
   built.graph.finalize()
   checkpointer = _Checkpointer(params, built)
   correct_1 = correct_5 = examples = 0
-  with tf1.Session(graph=built.graph, config=config) as sess:
+  step_options = _step_run_options(params, rc)
+  with _open_session(built, config) as sess:
     reporter.line('Initializing graph')
     _restore_or_init(sess, params, rc, built, reporter)
     reporter.line('Running warm up')
     for _ in range(rc.num_warmup_batches):
       _check_stop(stop)
       start = time.perf_counter()
-      sess.run(fetches)
+      _run_step(sess, fetches, step_options)
       times.add_warmup(time.perf_counter() - start)
     reporter.line('Done warm up')
     reporter.loss_name = params.loss_type_to_report
     reporter.table_head(with_accuracy and rc.training)
+    if built.coordination is not None:
+      built.coordination.timing_starts(sess)
     loop_start = time.perf_counter()
     try:
       for step in range(1, rc.num_batches + 1):
         _check_stop(stop)
         start = time.perf_counter()
-        values = sess.run(fetches)
+        values = _run_step(sess, fetches, step_options)
         times.add(time.perf_counter() - start, float(values['loss']))
         accuracy = None
         if with_accuracy:
@@ -257,6 +280,8 @@ def _run_session(params, rc, built, times, reporter, stop, result):
       times.timed_wall_time = time.perf_counter() - loop_start
       result.images_per_sec = times.total_images_per_sec(rc.num_workers)
     reporter.total(result.images_per_sec)
+    if built.coordination is not None:
+      built.coordination.report(sess, reporter, times)
     if rc.mode == 'evaluation' and examples:
       result.top_1_accuracy = correct_1 / examples
       result.top_5_accuracy = correct_5 / examples
@@ -271,6 +296,27 @@ def _run_session(params, rc, built, times, reporter, stop, result):
     result.checkpoint_path = checkpointer.path
 
 
+def _open_session(built, config):
+  if built.coordination is not None:
+    return built.coordination.open_session(built.graph, config)
+  return tf1.Session(graph=built.graph, config=config)
+
+
+def _step_run_options(params, rc):
+  """RunOptions of every step: in a cluster, bounded by --stall_timeout.
+
+  A dead peer can otherwise block a synchronous step forever.
+  """
+  if rc.cluster is None or not params.stall_timeout:
+    return None
+  return tf1.RunOptions(timeout_in_ms=int(params.stall_timeout * 1000))
+
+
+def _run_step(sess, fetches, options):
+  """Every training/eval step's session.run goes through here."""
+  return sess.run(fetches, options=options)
+
+
 def _check_stop(stop):
   if stop.signal_name:
     raise _Interrupted('stopped by %s' % stop.signal_name)
@@ -283,4 +329,4 @@ def _write_trace(sess, fetches, path):
   metadata = tf1.RunMetadata()
   sess.run(fetches, options=options, run_metadata=metadata)
   trace = timeline.Timeline(metadata.step_stats).generate_chrome_trace_format()
-  record.write_text_atomically(path, trace)
+  atomic_files.write_text_atomically(path, trace)

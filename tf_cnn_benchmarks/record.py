@@ -5,31 +5,11 @@ file.
 """
 
 import datetime
-import json
 import os
-import tempfile
 
+from results.record_io import CURRENT_SCHEMA_VERSION
+from results.record_io import write_record_atomically
 from tf_cnn_benchmarks import environment
-
-SCHEMA_VERSION = 1
-
-
-def write_text_atomically(path, text):
-  """Writes ``text`` to ``path`` via a temporary file and os.replace."""
-  folder = os.path.dirname(os.path.abspath(path))
-  os.makedirs(folder, exist_ok=True)
-  fd, tmp = tempfile.mkstemp(dir=folder, prefix='.tmp-',
-                             suffix=os.path.basename(path))
-  try:
-    with os.fdopen(fd, 'w') as f:
-      f.write(text)
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp, path)
-  except BaseException:
-    if os.path.exists(tmp):
-      os.unlink(tmp)
-    raise
 
 
 def _jsonable(value):
@@ -92,7 +72,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'step_losses': list(times.losses) if times else [],
   }
   return {
-      'schema_version': SCHEMA_VERSION,
+      'schema_version': CURRENT_SCHEMA_VERSION,
       'run_id': run_id,
       'cluster_run_id': cluster_run_id,
       'started_at': started_at,
@@ -119,5 +99,5 @@ def record_file_name(rec):
 
 def write(result_dir, rec):
   path = os.path.join(result_dir, record_file_name(rec))
-  write_text_atomically(path, json.dumps(rec, indent=1, sort_keys=True))
+  write_record_atomically(path, rec)
   return path

@@ -1,0 +1,120 @@
+"""`tf_cnn_benchmarks compare`: is the candidate slower than the baseline?
+
+  # two result folders
+  tf_cnn_benchmarks compare results/old results/new
+  # two TF versions (or labels) among the records of some folders
+  tf_cnn_benchmarks compare --result_dir results/runs \
+      --baseline 2.20.0 --candidate 2.21.0 [--by tf_version]
+  # options: --alpha 0.05 --min_effect 2 --format markdown|html --output FILE
+
+Exit code (for CI gating): 0 no regression, 1 at least one regression,
+2 bad input. The statistics are described in results/stats.py.
+"""
+
+import argparse
+import os
+import sys
+
+from results import comparison as comparison_lib
+from results import stats
+from results import store
+from results import tables
+from results.atomic_files import write_text_atomically
+from results.errors import UsageError, report_usage_error
+
+EXIT_NO_REGRESSION = 0
+EXIT_REGRESSION = 1
+
+
+def build_parser(prog):
+  parser = argparse.ArgumentParser(
+      prog=prog,
+      description='Compare benchmark throughput of two groups of runs, per '
+      'configuration, and flag regressions.')
+  parser.add_argument(
+      'folders', nargs='*',
+      help='result folders; exactly two without --baseline/--candidate '
+      'compares the first (baseline) with the second (candidate)')
+  parser.add_argument('--result_dir', action='append', default=[],
+                      help='a folder of run records (repeatable)')
+  parser.add_argument('--by', default='auto',
+                      choices=['auto'] + sorted(comparison_lib.GROUP_COLUMNS),
+                      help='what --baseline/--candidate name (auto: the label '
+                      'or TF version that matches)')
+  parser.add_argument('--baseline', help='baseline group value')
+  parser.add_argument('--candidate', help='candidate group value')
+  parser.add_argument('--alpha', type=float, default=stats.DEFAULT_ALPHA,
+                      help='significance level of the two-sided test')
+  parser.add_argument('--min_effect', type=float,
+                      default=stats.DEFAULT_MIN_EFFECT_PCT,
+                      help='smallest change in %% that counts as a regression')
+  parser.add_argument('--format', choices=['markdown', 'html'],
+                      help='default: from --output extension, else markdown')
+  parser.add_argument('--output', help='write the table here (atomically) '
+                      'instead of standard output')
+  return parser
+
+
+def comparison_from_args(args):
+  """Loads the records and compares the groups the arguments name."""
+  if not 0 < args.alpha < 1:
+    raise UsageError('--alpha must be between 0 and 1, got %g.' % args.alpha)
+  if args.min_effect < 0:
+    raise UsageError('--min_effect is a percentage >= 0, got %g.'
+                     % args.min_effect)
+  paths = list(args.folders) + list(args.result_dir)
+  named = args.baseline is not None or args.candidate is not None
+  if named and (args.baseline is None or args.candidate is None):
+    raise UsageError('give both --baseline and --candidate (the two groups to '
+                     'compare), or neither and two result folders.')
+  if not named:
+    if len(paths) != 2:
+      raise UsageError(
+          'nothing to compare: pass two result folders (baseline first), or '
+          '--result_dir FOLDER with --baseline and --candidate naming two TF '
+          'versions or labels found in its records.')
+    group_by, baseline, candidate = 'dir', paths[0], paths[1]
+  else:
+    if not paths:
+      raise UsageError('no result folder given: add --result_dir FOLDER (the '
+                       'folder the benchmark runs wrote to).')
+    group_by, baseline, candidate = args.by, args.baseline, args.candidate
+  frame = store.require_runs(store.load_runs(paths), paths)
+  if group_by == 'auto':
+    group_by = comparison_lib.guess_group_by(frame, baseline, candidate)
+  return comparison_lib.compare_groups(frame, group_by, baseline, candidate,
+                                       args.alpha, args.min_effect)
+
+
+def render(comparison, output_format):
+  if output_format == 'html':
+    return tables.render_html_document(comparison)
+  return tables.render_markdown(comparison)
+
+
+def main(argv=None):
+  argv = list(sys.argv if argv is None else argv)
+  parser = build_parser(argv[0])
+  try:
+    args = parser.parse_args(argv[1:])
+  except SystemExit as exit_request:  # --help (0) or argparse's usage error (2)
+    return exit_request.code
+  try:
+    comparison = comparison_from_args(args)
+  except UsageError as error:
+    return report_usage_error(error)
+  output_format = args.format or (
+      'html' if args.output and args.output.endswith(('.html', '.htm'))
+      else 'markdown')
+  text = render(comparison, output_format)
+  if args.output:
+    write_text_atomically(args.output, text)
+    print('wrote %s (%s)' % (os.path.abspath(args.output),
+                            tables.tally(comparison)))
+  else:
+    sys.stdout.write(text)
+  return EXIT_REGRESSION if comparison.has_regression else EXIT_NO_REGRESSION
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,267 @@
+"""Compare two groups of runs, configuration by configuration.
+
+A group is every usable run whose grouping column equals a value: two TF
+versions (`environment.tf_version`), two labels (`label`) or two result
+folders (`source_dir`). Runs are matched on CONFIG_KEY_FIELDS (what was
+measured), never on how long or where it ran.
+
+The unit of observation is a run: its `summary.images_per_sec`. A cluster
+run (several records sharing `cluster_run_id`) counts once, with the median of
+its workers' cluster-total estimates; parameter-server records carry no
+throughput and are left out. When either group has a single run of a
+configuration, the comparison falls back to per-step throughputs of the runs
+(basis `steps`), and the table says so.
+"""
+
+import dataclasses
+import math
+import os
+
+import numpy as np
+
+from results import stats
+from results.errors import UsageError
+
+CONFIG_KEY_FIELDS = (
+    'model', 'batch_size_per_device', 'mode', 'num_devices', 'num_workers',
+    'num_ps', 'data_name', 'synthetic', 'variable_update', 'device',
+    'data_format', 'optimizer', 'use_fp16', 'compute_dtype', 'xla_compile',
+    'cross_replica_sync')
+# Short column titles for tables and chart labels.
+SHORT_NAMES = {
+    'batch_size_per_device': 'batch', 'num_devices': 'towers',
+    'num_workers': 'workers', 'num_ps': 'ps', 'data_name': 'data',
+    'variable_update': 'variable_update', 'cross_replica_sync': 'sync',
+    'data_format': 'format', 'compute_dtype': 'dtype', 'xla_compile': 'xla',
+    'use_fp16': 'fp16'}
+# --by name -> DataFrame column.
+GROUP_COLUMNS = {
+    'tf_version': 'environment.tf_version',
+    'label': 'label',
+    'dir': 'source_dir',
+}
+MISSING = 'missing'
+BASIS_RUNS = 'runs'
+BASIS_STEPS = 'steps'
+
+
+def _plain(value):
+  """Frame cell -> hashable, comparable Python value (NaN -> None)."""
+  if value is None:
+    return None
+  if isinstance(value, float):
+    if math.isnan(value):
+      return None
+    if value.is_integer():
+      return int(value)
+  if isinstance(value, np.generic):
+    return _plain(value.item())
+  return value
+
+
+def config_key(row):
+  return tuple(_plain(row.get('config.' + field)) for field in CONFIG_KEY_FIELDS)
+
+
+def sortable_key(key):
+  """Orders keys naturally (batch 32 before 128) even with None inside."""
+  return tuple((value is None, isinstance(value, str), value
+                if value is not None else 0) for value in key)
+
+
+def describe_config(key, fields=CONFIG_KEY_FIELDS):
+  """'trivial batch=32 towers=1' from a key, naming only the given fields."""
+  values = dict(zip(CONFIG_KEY_FIELDS, key))
+  parts = [str(values['model'])] if 'model' in fields else []
+  for field in fields:
+    if field != 'model':
+      parts.append('%s=%s' % (SHORT_NAMES.get(field, field), values[field]))
+  return ' '.join(parts)
+
+
+def varying_fields(keys):
+  """Key fields whose value differs between keys; model always included."""
+  fields = []
+  for index, field in enumerate(CONFIG_KEY_FIELDS):
+    if field == 'model' or len({key[index] for key in keys}) > 1:
+      fields.append(field)
+  return fields
+
+
+def usable_runs(frame):
+  """Successful runs with a throughput, one row per run (clusters merged).
+
+  Returns a list of dicts (row values) to keep the logic free of pandas
+  index gymnastics; the frames here are small.
+  """
+  rows = []
+  for row in frame.to_dict('records'):
+    ips = _plain(row.get('summary.images_per_sec'))
+    if row.get('status') != 'ok' or ips is None or ips <= 0:
+      continue
+    if row.get('config.job_name') == 'ps':
+      continue
+    rows.append(row)
+  singles, clusters = [], {}
+  for row in rows:
+    cluster_id = _plain(row.get('cluster_run_id'))
+    if cluster_id:
+      clusters.setdefault(cluster_id, []).append(row)
+    else:
+      singles.append(row)
+  for members in clusters.values():
+    members.sort(key=lambda r: (_plain(r.get('config.task_index')) or 0))
+    merged = dict(members[0])
+    merged['summary.images_per_sec'] = float(np.median(
+        [r['summary.images_per_sec'] for r in members]))
+    singles.append(merged)
+  return singles
+
+
+def step_throughputs(run):
+  """Per-step images/sec of one run, scaled so they agree with its summary.
+
+  images per step = images_per_sec * mean step time, whatever the cluster
+  layout; each step's rate is that divided by its own wall time.
+  """
+  times = np.asarray(run.get('timing.step_times_sec') or [], dtype=float)
+  times = times[times > 0]
+  if len(times) == 0:
+    return np.zeros(0)
+  images_per_step = run['summary.images_per_sec'] * times.mean()
+  return images_per_step / times
+
+
+@dataclasses.dataclass
+class ConfigComparison:
+  key: tuple
+  baseline_runs: int
+  candidate_runs: int
+  baseline_median: float     # median images/sec over runs (nan if none)
+  candidate_median: float
+  basis: str                 # 'runs', 'steps', or 'missing'
+  result: object             # stats.ShiftComparison or None
+  verdict: str
+  note: str = ''
+
+
+@dataclasses.dataclass
+class Comparison:
+  group_by: str
+  baseline: str
+  candidate: str
+  alpha: float
+  min_effect_pct: float
+  rows: list
+
+  def count(self, verdict):
+    return sum(1 for row in self.rows if row.verdict == verdict)
+
+  @property
+  def has_regression(self):
+    return self.count(stats.REGRESSION) > 0
+
+  def shown_fields(self):
+    return varying_fields([row.key for row in self.rows])
+
+
+def _group_value(row, group_by):
+  value = _plain(row.get(GROUP_COLUMNS[group_by]))
+  return '' if value is None else str(value)
+
+
+def normalise_group_value(group_by, value):
+  return os.path.abspath(value) if group_by == 'dir' else str(value)
+
+
+def available_values(runs, group_by):
+  return sorted({_group_value(row, group_by) for row in runs})
+
+
+def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct):
+  def median_ips(runs):
+    return (float(np.median([r['summary.images_per_sec'] for r in runs]))
+            if runs else math.nan)
+  row = ConfigComparison(
+      key=key, baseline_runs=len(baseline_runs),
+      candidate_runs=len(candidate_runs),
+      baseline_median=median_ips(baseline_runs),
+      candidate_median=median_ips(candidate_runs),
+      basis=MISSING, result=None, verdict=MISSING)
+  if not baseline_runs or not candidate_runs:
+    row.note = 'only in %s' % ('candidate' if candidate_runs else 'baseline')
+    return row
+  basis = BASIS_RUNS
+  baseline = [r['summary.images_per_sec'] for r in baseline_runs]
+  candidate = [r['summary.images_per_sec'] for r in candidate_runs]
+  if min(len(baseline), len(candidate)) < 2:
+    baseline_steps = np.concatenate([step_throughputs(r) for r in baseline_runs])
+    candidate_steps = np.concatenate([step_throughputs(r)
+                                      for r in candidate_runs])
+    if len(baseline_steps) >= 2 and len(candidate_steps) >= 2:
+      basis, baseline, candidate = BASIS_STEPS, baseline_steps, candidate_steps
+      row.note = ('one run in a group: per-step samples used (autocorrelated, '
+                  'p optimistic); repeat runs for a sound test')
+  row.basis = basis
+  row.result = stats.compare_throughput(baseline, candidate, alpha,
+                                        min_effect_pct)
+  row.verdict = row.result.verdict
+  if row.verdict == stats.INCONCLUSIVE and not row.note:
+    row.note = ('too few samples to reach p < %g; repeat runs (e.g. suite '
+                '--repeat 10)' % alpha)
+  return row
+
+
+def compare_groups(frame, group_by, baseline, candidate,
+                   alpha=stats.DEFAULT_ALPHA,
+                   min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT):
+  """Compares runs whose group_by value is baseline against candidate.
+
+  Raises UsageError when a group has no usable runs (listing what exists).
+  """
+  if group_by not in GROUP_COLUMNS:
+    raise UsageError('cannot group by %r; use one of %s.'
+                     % (group_by, ', '.join(sorted(GROUP_COLUMNS))))
+  baseline = normalise_group_value(group_by, baseline)
+  candidate = normalise_group_value(group_by, candidate)
+  runs = usable_runs(frame)
+  present = available_values(runs, group_by)
+  for role, value in (('baseline', baseline), ('candidate', candidate)):
+    if value not in present:
+      raise UsageError(
+          'the %s group %r has no successful runs when grouping by %s. Groups '
+          'with successful runs: %s. Pick one of these, or check the result '
+          'folders you passed.' % (role, value, group_by,
+                                   ', '.join(repr(v) for v in present) or 'none'))
+  by_key = {}
+  for row in runs:
+    value = _group_value(row, group_by)
+    if value in (baseline, candidate):
+      side = by_key.setdefault(config_key(row), ([], []))
+      side[0 if value == baseline else 1].append(row)
+  rows = [_compare_one(key, sides[0], sides[1], alpha, min_effect_pct)
+          for key, sides in sorted(by_key.items(),
+                                   key=lambda kv: sortable_key(kv[0]))]
+  return Comparison(group_by=group_by, baseline=baseline, candidate=candidate,
+                    alpha=alpha, min_effect_pct=min_effect_pct, rows=rows)
+
+
+def guess_group_by(frame, baseline, candidate):
+  """--by auto: the one column (label or tf_version) holding both values."""
+  runs = usable_runs(frame)
+  matches = [group_by for group_by in ('label', 'tf_version')
+             if {baseline, candidate} <= set(available_values(runs, group_by))]
+  if len(matches) == 1:
+    return matches[0]
+  if not matches:
+    raise UsageError(
+        'neither labels nor TF versions of the successful runs contain both '
+        '%r and %r. Labels present: %s. TF versions present: %s. Pass values '
+        'from these lists (and --by label or --by tf_version), or two result '
+        'folders.' % (baseline, candidate,
+                      ', '.join(repr(v) for v in available_values(runs, 'label')),
+                      ', '.join(repr(v) for v in
+                                available_values(runs, 'tf_version'))))
+  raise UsageError('both labels and TF versions contain %r and %r; say which '
+                   'to compare with --by label or --by tf_version.'
+                   % (baseline, candidate))

@@ -1,0 +1,193 @@
+"""Run benchmark processes one after another, one progress line per run.
+
+Each run is a fresh process (`python tf_cnn_benchmarks.py FLAGS
+--result_dir=DIR [--label=L]`), so repeats are independent observations.
+Its output goes to a log file under DIR/logs/; what the run measured is read
+back from the record it wrote to DIR. A run fails when the process exits
+non-zero, times out, writes no record, or writes a record whose status is not
+`ok`; the remaining runs still go ahead.
+"""
+
+import dataclasses
+import datetime
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from results import record_io
+from results import store
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_BENCHMARK_SCRIPT = os.path.join(REPO_ROOT, 'tf_cnn_benchmarks.py')
+LOG_FOLDER = 'logs'
+
+
+@dataclasses.dataclass
+class PlannedRun:
+  name: str           # the configuration's name
+  flag_args: list     # benchmark flags, without --result_dir/--label
+  label: str
+  repeat_index: int   # 1-based
+  repeat_count: int
+
+
+@dataclasses.dataclass
+class RunOutcome:
+  run: PlannedRun
+  ok: bool
+  seconds: float
+  exit_code: object           # int, or None when it timed out
+  images_per_sec: object      # float or None
+  record_paths: list
+  log_path: str
+  failure: str = ''
+
+
+def plan_runs(configs, repeat_override=None, label_override=None):
+  """Expands configurations into runs: config 1 x repeat, config 2 x repeat..."""
+  runs = []
+  for config in configs:
+    count = repeat_override or config.repeat
+    label = config.label if label_override is None else label_override
+    runs += [PlannedRun(config.name, config.flag_args, label, index, count)
+             for index in range(1, count + 1)]
+  return runs
+
+
+def build_command(run, python, benchmark_script, result_dir):
+  command = [python, benchmark_script] + list(run.flag_args)
+  command.append('--result_dir=%s' % result_dir)
+  if run.label:
+    command.append('--label=%s' % run.label)
+  return command
+
+
+def _safe_file_part(text):
+  return re.sub(r'[^A-Za-z0-9_.-]+', '-', text).strip('-')[:60] or 'run'
+
+
+def _log_path(result_dir, run):
+  stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S%fZ')
+  name = '%s_%s_r%d.log' % (stamp, _safe_file_part(run.name), run.repeat_index)
+  return os.path.join(result_dir, LOG_FOLDER, name)
+
+
+def _last_line(path):
+  try:
+    with open(path, 'r', encoding='utf-8', errors='replace') as log_file:
+      lines = [line.strip() for line in log_file if line.strip()]
+  except OSError:
+    return ''
+  return lines[-1][:200] if lines else ''
+
+
+def _run_process(command, log_path, timeout, env):
+  """Runs command with output to log_path; returns (exit code or None, s)."""
+  started = time.monotonic()
+  with open(log_path, 'w', encoding='utf-8') as log_file:
+    log_file.write('$ %s\n' % ' '.join(command))
+    log_file.flush()
+    # Own session: on timeout the whole process group (the benchmark and any
+    # helper it started) is stopped, not just the top process.
+    process = subprocess.Popen(command, stdout=log_file,
+                               stderr=subprocess.STDOUT, env=env,
+                               start_new_session=True)
+    try:
+      exit_code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+      os.killpg(process.pid, signal.SIGKILL)
+      process.wait()
+      exit_code = None
+    except BaseException:   # Ctrl-C: do not leave the benchmark running.
+      os.killpg(process.pid, signal.SIGKILL)
+      process.wait()
+      raise
+  return exit_code, time.monotonic() - started
+
+
+def _read_new_records(paths):
+  records = []
+  for path in paths:
+    try:
+      records.append(record_io.read_record(path))
+    except record_io.UnreadableRecord:
+      continue
+  return records
+
+
+def execute(run, python, benchmark_script, result_dir, timeout=None, env=None):
+  """Runs one benchmark process and judges it; never raises for a bad run."""
+  os.makedirs(os.path.join(result_dir, LOG_FOLDER), exist_ok=True)
+  log_path = _log_path(result_dir, run)
+  before = set(store.find_record_files(result_dir))
+  command = build_command(run, python, benchmark_script, result_dir)
+  env = dict(os.environ if env is None else env, PYTHONUNBUFFERED='1')
+  try:
+    exit_code, seconds = _run_process(command, log_path, timeout, env)
+  except OSError as error:   # e.g. the interpreter does not exist
+    return RunOutcome(run, False, 0.0, None, None, [], log_path,
+                      'could not start %s: %s' % (command[0], error))
+  new_paths = sorted(set(store.find_record_files(result_dir)) - before)
+  records = _read_new_records(new_paths)
+  outcome = RunOutcome(run, False, seconds, exit_code, None, new_paths,
+                       log_path)
+  throughputs = [r['summary'].get('images_per_sec') for r in records
+                 if r.get('status') == 'ok']
+  throughputs = [t for t in throughputs if isinstance(t, (int, float))]
+  if exit_code is None:
+    outcome.failure = 'timed out after %g s' % timeout
+  elif exit_code != 0:
+    outcome.failure = 'exit code %d: %s' % (exit_code, _last_line(log_path))
+  elif not records:
+    outcome.failure = 'exited 0 but wrote no run record to %s' % result_dir
+  elif any(r.get('status') != 'ok' for r in records):
+    bad = next(r for r in records if r.get('status') != 'ok')
+    message = (bad.get('failure') or {}).get('message') or ''
+    outcome.failure = 'record status %s %s' % (bad.get('status'), message)
+  else:
+    outcome.ok = True
+  if throughputs:
+    outcome.images_per_sec = throughputs[0]
+  return outcome
+
+
+def progress_line(position, total, outcome):
+  run = outcome.run
+  head = '[%d/%d] %s (%d/%d)' % (position, total, run.name, run.repeat_index,
+                                 run.repeat_count)
+  if outcome.ok:
+    rate = ('%.1f images/sec' % outcome.images_per_sec
+            if outcome.images_per_sec is not None else 'no throughput')
+    return '%s: ok %s in %.1f s' % (head, rate, outcome.seconds)
+  return '%s: FAILED %s (log: %s)' % (head, outcome.failure, outcome.log_path)
+
+
+def run_all(runs, result_dir, python=None, benchmark_script=None, timeout=None,
+            stream=None, env=None):
+  """Runs every planned run in order; prints a line as each one ends."""
+  python = python or sys.executable
+  benchmark_script = benchmark_script or DEFAULT_BENCHMARK_SCRIPT
+  stream = stream or sys.stdout
+  os.makedirs(result_dir, exist_ok=True)
+  outcomes = []
+  for position, run in enumerate(runs, 1):
+    outcome = execute(run, python, benchmark_script, result_dir, timeout, env)
+    outcomes.append(outcome)
+    print(progress_line(position, len(runs), outcome), file=stream, flush=True)
+  return outcomes
+
+
+def failure_report(outcomes):
+  """The closing lines: a tally and every failed run again."""
+  failed = [o for o in outcomes if not o.ok]
+  lines = ['%d of %d runs succeeded' % (len(outcomes) - len(failed),
+                                        len(outcomes))]
+  if failed:
+    lines.append('failed runs:')
+    lines += ['  %s (%d/%d): %s; log %s' % (o.run.name, o.run.repeat_index,
+                                           o.run.repeat_count, o.failure,
+                                           o.log_path) for o in failed]
+  return '\n'.join(lines)

@@ -1,0 +1,189 @@
+"""One cached virtual environment per TensorFlow version, for `matrix`.
+
+A venv lives in VENV_ROOT/tf-<version> (default ~/.cache/tf_cnn_benchmarks/
+venvs). It holds TensorFlow at that version plus this repository's runtime
+requirements from setup.cfg (not the repository itself: the benchmark runs
+from the checkout with the venv's python). A venv is reused when its ready
+marker exists (written only after pip succeeded); a half-built one is rebuilt.
+A file lock stops two matrix commands from building the same venv at once.
+
+The version `current`, or the version installed in this interpreter, needs no
+venv: the running interpreter is used.
+"""
+
+import configparser
+import contextlib
+import fcntl
+import importlib.metadata
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+
+from results.errors import UsageError
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_VENV_ROOT = os.path.join(os.path.expanduser('~'), '.cache',
+                                 'tf_cnn_benchmarks', 'venvs')
+READY_MARKER = '.tf_cnn_benchmarks_ready'
+CURRENT = 'current'
+# Distributions that provide the `tensorflow` module.
+TENSORFLOW_DISTRIBUTIONS = ('tensorflow', 'tensorflow-cpu', 'tensorflow-intel',
+                            'tensorflow-macos', 'tf-nightly', 'tf-nightly-cpu')
+_VERSION_PATTERN = re.compile(r'^\d+\.\d+(\.\d+)?([a-z0-9.+-]*)$')
+
+
+class VenvError(RuntimeError):
+  """A venv could not be built; the message says why and where the log is."""
+
+
+def installed_tf_version():
+  """TensorFlow version installed for this interpreter, or None."""
+  for name in TENSORFLOW_DISTRIBUTIONS:
+    try:
+      return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+      continue
+  return None
+
+
+def parse_versions(text):
+  """'2.19.1, 2.20.0,current' -> ['2.19.1', '2.20.0', 'current']."""
+  versions = [v.strip() for v in (text or '').split(',') if v.strip()]
+  if not versions:
+    raise UsageError('--tf_versions is empty: give a comma-separated list '
+                     'like 2.19.1,2.20.0,current (current = this Python).')
+  bad = [v for v in versions if v != CURRENT and not _VERSION_PATTERN.match(v)]
+  if bad:
+    raise UsageError(
+        '%s in --tf_versions is not a TensorFlow version. Use released '
+        'version numbers like 2.20.0, or `current` for the TensorFlow of this '
+        'Python.' % ', '.join(repr(v) for v in bad))
+  return list(dict.fromkeys(versions))   # drop repeats, keep order
+
+
+def uses_current_interpreter(version):
+  return version == CURRENT or version == installed_tf_version()
+
+
+def resolved_version(version):
+  """`current` -> the installed version number (for labels)."""
+  if version == CURRENT:
+    return installed_tf_version() or CURRENT
+  return version
+
+
+def venv_python(venv_dir):
+  return os.path.join(venv_dir, 'bin', 'python')
+
+
+def venv_path(venv_root, version):
+  return os.path.join(venv_root, 'tf-%s' % version)
+
+
+def runtime_requirements(setup_cfg=None):
+  """install_requires of setup.cfg, minus TensorFlow (pinned separately)."""
+  parser = configparser.ConfigParser()
+  parser.read(setup_cfg or os.path.join(REPO_ROOT, 'setup.cfg'))
+  lines = parser.get('options', 'install_requires', fallback='').splitlines()
+  requirements = []
+  for line in lines:
+    line = line.strip()
+    name = re.split(r'[\s<>=!~;\[]', line, maxsplit=1)[0].lower()
+    if line and not name.startswith('tensorflow') and not name.startswith('tf-'):
+      requirements.append(line)
+  for needed in ('absl-py', 'numpy'):   # what the benchmark cannot run without
+    if not any(r.lower().startswith(needed) for r in requirements):
+      requirements.append(needed)
+  return requirements
+
+
+def tensorflow_requirement(version):
+  # tensorflow-cpu wheels exist for x86-64 only; elsewhere the full package.
+  machine = platform.machine().lower()
+  package = 'tensorflow-cpu' if machine in ('x86_64', 'amd64') else 'tensorflow'
+  return '%s==%s' % (package, version)
+
+
+def install_commands(version, venv_dir, base_python=None):
+  """The commands that build the venv, in order."""
+  python = venv_python(venv_dir)
+  return [
+      [base_python or sys.executable, '-m', 'venv', venv_dir],
+      [python, '-m', 'pip', 'install', '--disable-pip-version-check',
+       '--upgrade', 'pip'],
+      [python, '-m', 'pip', 'install', '--disable-pip-version-check',
+       tensorflow_requirement(version)] + runtime_requirements(),
+  ]
+
+
+@contextlib.contextmanager
+def _locked(lock_path):
+  with open(lock_path, 'w') as lock_file:
+    fcntl.flock(lock_file, fcntl.LOCK_EX)
+    try:
+      yield
+    finally:
+      fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+
+def _run_logged(command, log_path):
+  with open(log_path, 'a', encoding='utf-8') as log_file:
+    log_file.write('$ %s\n' % ' '.join(command))
+    log_file.flush()
+    return subprocess.run(command, stdout=log_file, stderr=subprocess.STDOUT,
+                          check=False).returncode
+
+
+def _tail(path, count=5):
+  try:
+    with open(path, 'r', encoding='utf-8', errors='replace') as log_file:
+      return ' | '.join(line.strip() for line in log_file.readlines()[-count:])
+  except OSError:
+    return ''
+
+
+def ensure_venv(version, venv_root=None, stream=None, run_command=None):
+  """Returns the python of the venv for version, building it if needed.
+
+  run_command(command, log_path) -> exit code runs each install step (tests
+  inject a fake). Raises VenvError when a step fails.
+  """
+  venv_root = venv_root or DEFAULT_VENV_ROOT
+  stream = stream or sys.stdout
+  run_command = run_command or _run_logged
+  os.makedirs(venv_root, exist_ok=True)
+  venv_dir = venv_path(venv_root, version)
+  marker = os.path.join(venv_dir, READY_MARKER)
+  with _locked(venv_dir + '.lock'):
+    if os.path.exists(marker):
+      print('tf %s: reusing venv %s' % (version, venv_dir), file=stream,
+            flush=True)
+      return venv_python(venv_dir)
+    if os.path.exists(venv_dir):
+      # No marker: an earlier build stopped half-way; start clean.
+      shutil.rmtree(venv_dir)
+    log_path = venv_dir + '.install.log'
+    if os.path.exists(log_path):
+      os.remove(log_path)
+    print('tf %s: building venv %s (log %s)' % (version, venv_dir, log_path),
+          file=stream, flush=True)
+    for command in install_commands(version, venv_dir):
+      if run_command(command, log_path) != 0:
+        raise VenvError(
+            'building the venv for TensorFlow %s failed at `%s`: %s (full log: '
+            '%s). Check the version exists for this Python (%s) and platform.'
+            % (version, ' '.join(command[:6]), _tail(log_path), log_path,
+               platform.python_version()))
+    with open(marker, 'w') as marker_file:
+      marker_file.write(version + '\n')
+  return venv_python(venv_dir)
+
+
+def python_for(version, venv_root=None, stream=None, run_command=None):
+  """The interpreter that runs the benchmark with TensorFlow `version`."""
+  if uses_current_interpreter(version):
+    return sys.executable
+  return ensure_venv(version, venv_root, stream, run_command)

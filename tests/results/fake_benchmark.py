@@ -1,0 +1,54 @@
+"""Stand-in for tf_cnn_benchmarks.py in runner tests: fast, scriptable.
+
+--model picks the behaviour: `fail` exits 3, `failed_record` writes a failed
+record and exits 1, `norecord` exits 0 without a record, `sleep` sleeps
+(timeouts); any other model writes an ok record whose images/sec is
+--batch_size / 0.01 and prints the original's `total images/sec:` line.
+It also echoes its interpreter so tests can see which Python ran it.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+from tests.results.record_factory import make_record, write_record  # noqa: E402
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument('--model', default='trivial')
+  parser.add_argument('--batch_size', type=int, default=32)
+  parser.add_argument('--num_batches', type=int, default=10)
+  parser.add_argument('--result_dir', required=True)
+  parser.add_argument('--label', default='')
+  parser.add_argument('--tf_version', default='2.21.0')
+  args, _ = parser.parse_known_args()
+  print('interpreter: %s' % sys.executable)
+  if args.model == 'fail':
+    print('Run failed: simulated crash', file=sys.stderr)
+    return 3
+  if args.model == 'norecord':
+    return 0
+  if args.model == 'sleep':
+    time.sleep(60)
+    return 0
+  status = 'failed' if args.model == 'failed_record' else 'ok'
+  record = make_record(model=args.model, label=args.label,
+                       tf_version=args.tf_version, status=status,
+                       batch_size_per_device=args.batch_size,
+                       step_times=[0.01] * args.num_batches,
+                       num_batches=args.num_batches)
+  record['environment']['executable'] = sys.executable
+  write_record(args.result_dir, record)
+  if status != 'ok':
+    return 1
+  print('total images/sec: %.2f' % (args.batch_size / 0.01))
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

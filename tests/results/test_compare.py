@@ -1,0 +1,110 @@
+"""`tf_cnn_benchmarks compare`: tables and exit codes."""
+
+import numpy as np
+import pytest
+
+from results import compare
+from tests.results.record_factory import make_record, write_record, write_runs
+
+
+@pytest.fixture
+def two_versions(tmp_path):
+  """trivial: 5% slower on 2.21.0; resnet50: unchanged; lenet: only 2.21.0."""
+  rng = np.random.default_rng(42)
+  for version, trivial_mean in (('2.20.0', 1000.0), ('2.21.0', 950.0)):
+    write_runs(tmp_path, trivial_mean * (1 + rng.normal(0, 0.01, 8)), rng,
+               model='trivial', tf_version=version, label='tf-' + version)
+    write_runs(tmp_path, 100.0 * (1 + rng.normal(0, 0.01, 8)), rng,
+               model='resnet50', tf_version=version, label='tf-' + version)
+  write_runs(tmp_path, [50.0, 51.0], rng, model='lenet', tf_version='2.21.0',
+             label='tf-2.21.0')
+  write_record(tmp_path, make_record(model='trivial', tf_version='2.21.0',
+                                     status='failed'))
+  return tmp_path
+
+
+def _run(argv, capsys):
+  code = compare.main(['compare'] + [str(a) for a in argv])
+  captured = capsys.readouterr()
+  return code, captured.out, captured.err
+
+
+def test_markdown_table_flags_the_regression(two_versions, capsys):
+  code, out, _ = _run(['--result_dir', two_versions, '--baseline', '2.20.0',
+                       '--candidate', '2.21.0'], capsys)
+  assert code == compare.EXIT_REGRESSION
+  lines = {line.split('|')[1].strip(): line for line in out.splitlines()
+           if line.startswith('| ') and 'model' not in line}
+  assert '**regression**' in lines['trivial']
+  assert 'no change' in lines['resnet50']
+  assert 'missing' in lines['lenet'] and 'only in candidate' in lines['lenet']
+  assert '| 8)' not in lines['trivial']  # failed run not counted
+  assert '(8)' in lines['trivial'] and 'runs' in lines['trivial']
+  assert 'Mann-Whitney' in out
+  assert 'Result: 1 regression, 1 no change, 1 missing' in out
+
+
+def test_labels_and_improvement_exit_zero(two_versions, capsys):
+  # Swapped roles: the candidate is faster, which is not a regression.
+  code, out, _ = _run(['--result_dir', two_versions, '--baseline', 'tf-2.21.0',
+                       '--candidate', 'tf-2.20.0'], capsys)
+  assert code == compare.EXIT_NO_REGRESSION
+  assert 'Comparing label' in out and 'improvement' in out
+
+
+def test_two_folders_and_html_output(tmp_path, capsys):
+  rng = np.random.default_rng(0)
+  write_runs(tmp_path / 'old', [1000.0, 1001.0, 999.0, 1002.0, 998.0], rng)
+  write_runs(tmp_path / 'new', [1000.5, 1001.5, 999.5, 1002.5, 998.5], rng)
+  output = tmp_path / 'report' / 'compare.html'
+  code, out, _ = _run([tmp_path / 'old', tmp_path / 'new', '--output', output],
+                      capsys)
+  assert code == 0
+  assert 'wrote' in out
+  page = output.read_text()
+  assert page.startswith('<!DOCTYPE html>')
+  assert '<table class="comparison">' in page and 'no change' in page
+
+
+def test_single_run_falls_back_to_steps(tmp_path, capsys):
+  slow_steps = [0.1 * 1.1] * 5 + [0.1 * 1.12] * 5
+  write_record(tmp_path, make_record(label='a', step_times=[0.1, 0.101, 0.099,
+                                                            0.1, 0.1]))
+  write_record(tmp_path, make_record(label='b', step_times=slow_steps))
+  code, out, _ = _run(['--result_dir', tmp_path, '--baseline', 'a',
+                       '--candidate', 'b', '--by', 'label'], capsys)
+  assert code == 1
+  assert '| steps |' in out and 'per-step samples used' in out
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--result_dir', '{d}/nowhere', '--baseline', 'a', '--candidate', 'b'],
+     'does not exist'),
+    (['--result_dir', '{d}', '--baseline', '2.20.0', '--candidate', '9.9'],
+     'neither labels nor TF versions'),
+    (['--result_dir', '{d}', '--by', 'tf_version', '--baseline', '2.20.0',
+      '--candidate', '9.9'], "candidate group '9.9' has no successful runs"),
+    (['--result_dir', '{d}'], 'nothing to compare'),
+    (['--result_dir', '{d}', '--baseline', 'a'], 'give both'),
+    (['--result_dir', '{d}/empty', '--baseline', 'a', '--candidate', 'b'],
+     'no run records'),
+])
+def test_bad_input_exits_2_with_a_paragraph(two_versions, capsys, argv,
+                                            message):
+  (two_versions / 'empty').mkdir()
+  argv = [a.replace('{d}', str(two_versions)) for a in argv]
+  code, _, err = _run(argv, capsys)
+  assert code == 2
+  assert err.startswith('error: ') and message in err.replace('\n', ' ')
+
+
+def test_unknown_option_is_usage_error(capsys):
+  assert compare.main(['compare', '--bogus']) == 2
+
+
+def test_reachable_through_the_tf_cnn_benchmarks_command(two_versions, capsys):
+  from tf_cnn_benchmarks import cli
+  code = cli.main(['tf_cnn_benchmarks', 'compare', '--result_dir',
+                   str(two_versions), '--baseline', '2.20.0', '--candidate',
+                   '2.21.0'])
+  assert code == 1 and '**regression**' in capsys.readouterr().out

@@ -1,0 +1,93 @@
+"""`tf_cnn_benchmarks dashboard`: files, and the page renders in Chromium."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from results import dashboard
+from tests.results.record_factory import make_record, write_record, write_runs
+
+CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
+CHROMIUM_MISSING = ('Chromium is not installed; on Debian/Ubuntu: '
+                    'apt-get update && apt-get install -y chromium')
+
+
+@pytest.fixture(scope='module')
+def result_dir(tmp_path_factory):
+  folder = tmp_path_factory.mktemp('runs')
+  rng = np.random.default_rng(3)
+  for version, speed in (('2.20.0', 1.0), ('2.21.0', 0.93)):
+    for towers in (1, 2):
+      write_runs(folder, 1000 * speed * towers * (1 + rng.normal(0, 0.01, 4)),
+                 rng, tf_version=version, num_devices=towers)
+    for workers in (2, 4):
+      write_runs(folder, 900 * workers * (1 + rng.normal(0, 0.01, 3)), rng,
+                 tf_version=version, model='resnet50', num_workers=workers)
+  write_record(folder, make_record(status='failed'))
+  return folder
+
+
+def _render(result_dir, output, *extra):
+  return dashboard.main(['dashboard', '--result_dir', str(result_dir),
+                         '--output', str(output)] + list(extra))
+
+
+def test_writes_page_charts_and_regression_table(result_dir, tmp_path, capsys):
+  output = tmp_path / 'site'
+  assert _render(result_dir, output) == 0
+  names = sorted(os.listdir(output))
+  assert names == ['index.html', 'scaling.png', 'steps_1.png', 'steps_2.png',
+                   'steps_3.png', 'steps_4.png', 'throughput.png']
+  for name in names[1:]:
+    assert (output / name).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+  page = (output / 'index.html').read_text()
+  assert 'baseline 2.20.0 vs candidate 2.21.0' in page
+  assert '<tr class="regression">' in page          # 7% slower trivial
+  assert '1 run(s) did not succeed' in page
+  assert 'wrote' in capsys.readouterr().out
+
+
+def test_chosen_groups_and_bad_input(result_dir, tmp_path, capsys):
+  output = tmp_path / 'site'
+  assert _render(result_dir, output, '--baseline', '2.21.0', '--candidate',
+                 '2.20.0', '--by', 'tf_version') == 0
+  assert 'baseline 2.21.0 vs candidate 2.20.0' in (
+      output / 'index.html').read_text()
+  assert _render(tmp_path / 'nowhere', output) == 2
+  assert _render(result_dir, output, '--baseline', '2.20.0') == 2
+  assert _render(result_dir, output, '--baseline', '1.0', '--candidate',
+                 '2.0') == 2
+  assert 'error:' in capsys.readouterr().err
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=CHROMIUM_MISSING)
+def test_page_and_images_load_in_headless_chromium(result_dir, tmp_path):
+  output = tmp_path / 'site'
+  assert _render(result_dir, output) == 0
+  profile = tmp_path / 'chromium-profile'
+  command = [
+      CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu',
+      '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run',
+      '--user-data-dir=%s' % profile, '--virtual-time-budget=10000',
+      '--dump-dom', (output / 'index.html').as_uri()]
+  body, dom = _dump_body(command)
+  assert 'data-images-status="ok"' in body, body
+  assert 'data-images-total="6"' in body
+  assert 'Regression check' in dom
+  # The marker is honest: a missing chart is reported as broken.
+  os.remove(output / 'scaling.png')
+  body, _ = _dump_body(command)
+  assert 'data-images-status="broken:1"' in body, body
+
+
+def _dump_body(command):
+  result = subprocess.run(command, capture_output=True, text=True,
+                          timeout=120, check=False)
+  body = re.search(r'<body[^>]*>', result.stdout)
+  assert body, 'no DOM dumped; chromium said: %s' % result.stderr[-1000:]
+  return body.group(0), result.stdout

@@ -1,0 +1,125 @@
+"""`tf_cnn_benchmarks matrix`: versions, cached venvs, labels."""
+
+import io
+import os
+import sys
+
+import pytest
+
+from results import matrix
+from results import store
+from results import venvs
+from tests.results.test_suite import FAKE_BENCHMARK
+
+INSTALLED = venvs.installed_tf_version()
+
+
+def _matrix(argv):
+  out = io.StringIO()
+  code = matrix.main(['matrix'] + [str(a) for a in argv], stream=out)
+  return code, out.getvalue()
+
+
+def test_current_version_runs_with_this_interpreter(tmp_path):
+  code, out = _matrix(['--tf_versions', 'current', '--result_dir', tmp_path,
+                       '--venv_dir', tmp_path / 'venvs', '--repeat', '2',
+                       '--benchmark_script', FAKE_BENCHMARK, '--',
+                       '--model=trivial'])
+  assert code == 0, out
+  assert '== TensorFlow %s: 2 run(s) with %s' % (INSTALLED, sys.executable) in out
+  frame = store.load_runs([tmp_path])
+  assert list(frame['label']) == ['tf-%s' % INSTALLED] * 2
+  assert not os.path.exists(tmp_path / 'venvs' / ('tf-%s' % INSTALLED))
+
+
+def _fake_venv(root, version):
+  """A ready venv whose python is this interpreter behind a wrapper script."""
+  venv_dir = venvs.venv_path(str(root), version)
+  os.makedirs(os.path.join(venv_dir, 'bin'))
+  python = venvs.venv_python(venv_dir)
+  with open(python, 'w') as wrapper:
+    wrapper.write('#!/bin/sh\nexec %s "$@"\n' % sys.executable)
+  os.chmod(python, 0o755)
+  open(os.path.join(venv_dir, venvs.READY_MARKER), 'w').close()
+  return python
+
+
+def test_cached_venv_is_reused_and_labels_follow_versions(tmp_path):
+  fake_python = _fake_venv(tmp_path / 'venvs', '9.9.0')
+  suite_path = tmp_path / 'suite.toml'
+  suite_path.write_text('[[config]]\nmodel = "trivial"\n[[config]]\n'
+                        'model = "lenet"\n')
+  code, out = _matrix(['--tf_versions', 'current,9.9.0', '--suite', suite_path,
+                       '--result_dir', tmp_path / 'runs', '--venv_dir',
+                       tmp_path / 'venvs', '--benchmark_script',
+                       FAKE_BENCHMARK])
+  assert code == 0, out
+  assert 'tf 9.9.0: reusing venv' in out
+  frame = store.load_runs([tmp_path / 'runs'])
+  assert sorted(frame['label']) == ['tf-%s' % INSTALLED] * 2 + ['tf-9.9.0'] * 2
+  logs = [open(os.path.join(tmp_path / 'runs' / 'logs', name)).readline()
+          for name in os.listdir(tmp_path / 'runs' / 'logs')]
+  assert sum(line.startswith('$ %s ' % fake_python) for line in logs) == 2
+
+
+def test_user_label_wins(tmp_path):
+  code, out = _matrix(['--tf_versions', 'current', '--result_dir', tmp_path,
+                       '--label', 'mine', '--benchmark_script', FAKE_BENCHMARK,
+                       '--', '--model=trivial'])
+  assert code == 0, out
+  assert list(store.load_runs([tmp_path])['label']) == ['mine']
+
+
+def test_venv_build_commands_and_failure(tmp_path):
+  calls = []
+
+  def fake_install(command, log_path):
+    calls.append(command)
+    if command[1:3] == ['-m', 'venv']:
+      os.makedirs(os.path.join(command[3], 'bin'))
+    return 0
+
+  python = venvs.ensure_venv('2.20.0', str(tmp_path), io.StringIO(),
+                             fake_install)
+  assert python == str(tmp_path / 'tf-2.20.0' / 'bin' / 'python')
+  assert calls[0][1:] == ['-m', 'venv', str(tmp_path / 'tf-2.20.0')]
+  install = calls[-1]
+  assert install[0] == python and install[1:4] == ['-m', 'pip', 'install']
+  assert 'tensorflow-cpu==2.20.0' in install or 'tensorflow==2.20.0' in install
+  for requirement in ('absl-py', 'numpy', 'pandas', 'matplotlib'):
+    assert requirement in install
+  assert not any('tf_cnn_benchmarks' in part or part == '.' for part in install)
+  # Second time: reused, nothing installed.
+  calls.clear()
+  venvs.ensure_venv('2.20.0', str(tmp_path), io.StringIO(), fake_install)
+  assert calls == []
+  # A failing pip leaves no ready marker, and matrix goes on and exits 1.
+  with pytest.raises(venvs.VenvError, match='2.19.1 failed'):
+    venvs.ensure_venv('2.19.1', str(tmp_path), io.StringIO(),
+                      lambda command, log: 1 if 'pip' in command else 0)
+  assert not os.path.exists(tmp_path / 'tf-2.19.1' / venvs.READY_MARKER)
+
+
+@pytest.mark.parametrize('versions, message', [
+    ('', 'is empty'), ('2.20.0,banana', "'banana'"),
+])
+def test_bad_versions(tmp_path, capsys, versions, message):
+  code, _ = _matrix(['--tf_versions', versions, '--result_dir', tmp_path, '--',
+                     '--model=trivial'])
+  assert code == 2
+  assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_real_venv_for_tf_2_20_runs_the_trivial_model(tmp_path):
+  """Builds (or reuses) the real cached venv; needs PyPI and the benchmark."""
+  version = '2.20.0'
+  code, out = _matrix(['--tf_versions', version, '--result_dir', tmp_path,
+                       '--timeout', '600', '--', '--model=trivial',
+                       '--num_batches=5', '--num_warmup_batches=1',
+                       '--device=cpu'])
+  assert code == 0, out
+  frame = store.load_runs([tmp_path])
+  assert list(frame['environment.tf_version']) == [version]
+  assert list(frame['label']) == ['tf-' + version]
+  assert frame['summary.images_per_sec'].iloc[0] > 0

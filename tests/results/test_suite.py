@@ -1,0 +1,164 @@
+"""`tf_cnn_benchmarks suite`: suite files, the runner, and real runs."""
+
+import os
+
+import pytest
+
+from results import store
+from results import suite
+from results import suite_file
+from results.errors import UsageError
+
+FAKE_BENCHMARK = os.path.join(os.path.dirname(__file__), 'fake_benchmark.py')
+
+SUITE_TOML = """
+repeat = 2
+label = "nightly"
+[defaults]
+num_batches = 5
+[[config]]
+name = "small"
+model = "trivial"
+batch_size = 16
+[[config]]
+model = "trivial"
+batch_size = 64
+use_fp16 = false
+repeat = 1
+"""
+
+
+def test_parse_suite():
+  configs = suite_file.parse_suite(SUITE_TOML)
+  assert [c.name for c in configs] == ['small',
+                                       'model=trivial batch_size=64 use_fp16=false']
+  assert configs[0].flag_args == ['--num_batches=5', '--model=trivial',
+                                  '--batch_size=16']
+  assert configs[1].flag_args[-1] == '--use_fp16=false'
+  assert [c.repeat for c in configs] == [2, 1]
+  assert configs[0].label == 'nightly'
+  assert suite_file.format_flag('gpu_indices', [0, 1]) == '--gpu_indices=0,1'
+
+
+@pytest.mark.parametrize('text, message', [
+    ('repeat = 2', 'declares no configuration'),
+    ('model = "trivial"\n[[config]]\nmodel="x"', 'unknown top-level key'),
+    ('[[config]]\nresult_dir = "x"', 'the suite command sets itself'),
+    ('[[config]]\nmodel = "x"\nrepeat = 0', 'whole number >= 1'),
+    ('[[config]]\nmodel = {a = 1}', 'not a string, number'),
+    ('[[config]\n', 'not valid TOML'),
+])
+def test_bad_suite_files(text, message):
+  with pytest.raises(UsageError, match=message):
+    suite_file.parse_suite(text)
+
+
+def _suite(argv, capsys):
+  code = suite.main(['suite'] + [str(a) for a in argv])
+  return code, capsys.readouterr()
+
+
+def test_suite_runs_every_config_and_repeat(tmp_path, capsys):
+  suite_path = tmp_path / 'suite.toml'
+  suite_path.write_text(SUITE_TOML)
+  result_dir = tmp_path / 'runs'
+  code, out = _suite([suite_path, '--result_dir', result_dir,
+                      '--benchmark_script', FAKE_BENCHMARK], capsys)
+  assert code == 0, out.out + out.err
+  progress = [line for line in out.out.splitlines() if line.startswith('[')]
+  assert len(progress) == 3
+  assert progress[0].startswith('[1/3] small (1/2): ok 1600.0 images/sec in ')
+  assert '[3/3] model=trivial batch_size=64 use_fp16=false (1/1): ok' in progress[2]
+  assert '3 of 3 runs succeeded' in out.out
+  frame = store.load_runs([result_dir])
+  assert sorted(frame['config.batch_size_per_device']) == [16, 16, 64]
+  assert set(frame['label']) == {'nightly'}
+  assert len(os.listdir(result_dir / 'logs')) == 3
+
+
+def test_failures_do_not_stop_the_suite(tmp_path, capsys):
+  suite_path = tmp_path / 'suite.toml'
+  suite_path.write_text('\n'.join([
+      'repeat = 1',
+      '[[config]]', 'model = "fail"',
+      '[[config]]', 'model = "failed_record"',
+      '[[config]]', 'model = "norecord"',
+      '[[config]]', 'model = "trivial"',
+  ]))
+  code, out = _suite([suite_path, '--result_dir', tmp_path / 'runs',
+                      '--label', 'x', '--benchmark_script', FAKE_BENCHMARK],
+                     capsys)
+  assert code == suite.EXIT_RUN_FAILED
+  text = out.out
+  assert 'FAILED exit code 3: Run failed: simulated crash' in text
+  assert 'FAILED exit code 1' in text
+  assert 'exited 0 but wrote no run record' in text
+  assert '[4/4] model=trivial (1/1): ok' in text
+  assert '1 of 4 runs succeeded' in text
+  assert text.count('\n  model=') == 3   # the closing list of failures
+
+
+def test_timeout(tmp_path, capsys):
+  code, out = _suite(['--result_dir', tmp_path, '--timeout', '1',
+                      '--benchmark_script', FAKE_BENCHMARK, '--',
+                      '--model=sleep'], capsys)
+  assert code == 1 and 'timed out after 1 s' in out.out
+
+
+def test_adhoc_configuration_with_repeat(tmp_path, capsys):
+  code, out = _suite(['--result_dir', tmp_path, '--repeat', '3',
+                      '--benchmark_script', FAKE_BENCHMARK, '--',
+                      '--model=lenet', '--batch_size=8'], capsys)
+  assert code == 0, out.out
+  assert '[3/3] model=lenet batch_size=8 (3/3): ok 800.0 images/sec' in out.out
+  assert len(store.load_runs([tmp_path])) == 3
+
+
+def test_dry_run_prints_commands(tmp_path, capsys):
+  code, out = _suite(['--result_dir', tmp_path, '--repeat', '2', '--label',
+                      'L', '--dry_run', '--', '--model=trivial'], capsys)
+  assert code == 0
+  commands = [l for l in out.out.splitlines() if 'tf_cnn_benchmarks.py' in l]
+  assert len(commands) == 2
+  assert commands[0].endswith('--model=trivial --result_dir=%s --label=L'
+                              % tmp_path)
+  assert not os.listdir(tmp_path)
+
+
+@pytest.mark.parametrize('argv, message', [
+    ([], 'nothing to run'),
+    (['{d}/missing.toml'], 'does not exist'),
+    (['--repeat', '0', '--', '--model=x'], '--repeat must be at least 1'),
+    (['--', 'model=x'], 'only benchmark flags'),
+    (['--', '--result_dir=x'], 'pass --result_dir before'),
+])
+def test_bad_input(tmp_path, capsys, argv, message):
+  argv = [a.replace('{d}', str(tmp_path)) for a in argv]
+  code, out = _suite(argv + ['--result_dir', tmp_path] if '--' not in argv
+                     else ['--result_dir', tmp_path] + argv, capsys)
+  assert code == 2
+  assert message in out.err.replace('\n', ' ')
+
+
+@pytest.mark.slow   # 4 TensorFlow processes: ~50 s idle, ~100 s on a busy box
+def test_real_suite_with_the_trivial_model(tmp_path, capsys):
+  """2 configurations x 2 repeats of the real benchmark, each a new process."""
+  suite_path = tmp_path / 'suite.toml'
+  suite_path.write_text('\n'.join([
+      'repeat = 2', 'label = "real"',
+      '[defaults]', 'model = "trivial"', 'num_batches = 3',
+      'num_warmup_batches = 1', 'device = "cpu"',
+      '[[config]]', 'batch_size = 8',
+      '[[config]]', 'batch_size = 16',
+  ]))
+  result_dir = tmp_path / 'runs'
+  code, out = _suite([suite_path, '--result_dir', result_dir, '--timeout',
+                      '300'], capsys)
+  assert code == 0, out.out
+  assert out.out.count(': ok ') == 4
+  frame = store.load_runs([result_dir])
+  assert len(frame) == 4 and set(frame['status']) == {'ok'}
+  assert sorted(frame['config.batch_size_per_device']) == [8, 8, 16, 16]
+  assert set(frame['label']) == {'real'}
+  assert len(set(frame['run_id'])) == 4     # four separate processes
+  assert all(len(steps) == 3 for steps in frame['timing.step_times_sec'])
