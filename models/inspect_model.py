@@ -7,7 +7,6 @@ single tower, so numbers do not depend on the variable manager.
 import tensorflow as tf
 
 from models import layers
-from models import registry
 
 tf1 = tf.compat.v1
 
