@@ -1,1 +1,66 @@
-"""Input pipelines: synthetic data, ImageNet TFRecords, CIFAR-10 batches."""
+"""Input pipelines: synthetic data, ImageNet TFRecords, CIFAR-10 batches.
+
+The driver calls `get_input_source(...)` before building its graph, then
+`source.tower_batches(devices)` inside it, runs `source.initializers()`
+after variable initialisation, and passes any exception from
+`Session.run` to `explain_data_error`, which returns a DataError (naming
+the file and record) when the failure was bad input data, else None.
+"""
+
+import os
+
+from preprocessing.errors import DataError, explain_data_error
+
+DATA_NAMES = ('imagenet', 'cifar10')
+
+__all__ = ['DataError', 'explain_data_error', 'get_input_source',
+           'DATA_NAMES']
+
+
+def _data_name(params):
+  """--data_name, or (unset) cifar10 when data_dir holds CIFAR batches."""
+  name = getattr(params, 'data_name', None)
+  if name:
+    if name not in DATA_NAMES:
+      raise ValueError('--data_name=%r is not one of: %s'
+                       % (name, ', '.join(DATA_NAMES)))
+    return name
+  data_dir = getattr(params, 'data_dir', None)
+  if data_dir and os.path.isfile(os.path.join(data_dir, 'data_batch_1')):
+    return 'cifar10'
+  return 'imagenet'
+
+
+def get_input_source(params, image_size, num_classes, batch_size_per_tower,
+                     num_towers, subset):
+  """The InputSource for this run.
+
+  Args:
+    params: has the original's flag names as attributes (data_dir,
+      data_name, distortions, resize_method, fuse_decode_and_crop,
+      datasets_*, tf_random_seed); missing ones take the original defaults.
+    image_size: the model's input size (int, or (height, width)).
+    num_classes: the model's number of classes (1001 for ImageNet heads).
+    batch_size_per_tower: images per tower per step.
+    num_towers: towers fed per step (each gets its own batch).
+    subset: 'train' or 'validation'.
+
+  Synthetic when params.data_dir is unset; otherwise ImageNet shards or
+  CIFAR-10 batches per params.data_name. Raises DataError when the data
+  cannot be found (checked here, before any graph is built).
+  """
+  name = _data_name(params)
+  if not getattr(params, 'data_dir', None):
+    from preprocessing import synthetic
+    first_tower = (params.task_index * num_towers
+                   if getattr(params, 'job_name', '') == 'worker' else 0)
+    return synthetic.SyntheticInput(image_size, num_classes,
+                                    batch_size_per_tower, name, subset,
+                                    first_tower=first_tower)
+  if name == 'cifar10':
+    from preprocessing import cifar
+    return cifar.CifarInput(params, image_size, num_classes,
+                            batch_size_per_tower, subset)
+  from preprocessing import imagenet
+  return imagenet.ImageNetInput(params, image_size, num_classes,
+                                batch_size_per_tower, subset)

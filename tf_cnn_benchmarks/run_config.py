@@ -13,17 +13,16 @@ from typing import List, Optional
 import tensorflow as tf
 
 from models import registry
+from preprocessing import synthetic
+from tf_cnn_benchmarks import cluster
 from tf_cnn_benchmarks.flags import UsageError
 
 DEFAULT_NUM_BATCHES = 100
 DEFAULT_NUM_WARMUP_BATCHES = 10
 
-# Examples per epoch of the real datasets, used to turn --num_epochs into
+# Examples per epoch of the full datasets, used to turn --num_epochs into
 # steps and epoch-based learning-rate schedules into step boundaries.
-EXAMPLES_PER_EPOCH = {
-    ('imagenet', 'train'): 1281167, ('imagenet', 'validation'): 50000,
-    ('cifar10', 'train'): 50000, ('cifar10', 'validation'): 10000,
-}
+EXAMPLES_PER_EPOCH = synthetic.EXAMPLES_PER_EPOCH
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +43,8 @@ class RunConfig:
   subset: str                   # 'train' or 'validation'
   examples_per_epoch: int
   notes: List[str]              # choices made for the user, printed once
+  # This task's cluster.ClusterRole when it is part of a cluster.
+  cluster: Optional[object] = None
 
   @property
   def num_towers(self):
@@ -77,8 +78,13 @@ def infer_data_name(params):
   return registry.IMAGENET
 
 
-def resolve(params, num_workers=1, examples_per_epoch=None) -> RunConfig:
-  """Makes every open choice of ``params``; raises UsageError if impossible."""
+def resolve(params, num_workers=1, examples_per_epoch=None,
+            cluster_role=None) -> RunConfig:
+  """Makes every open choice of ``params``; raises UsageError if impossible.
+
+  ``cluster_role``: a cluster.ClusterRole; it decides the devices and the
+  number of workers.
+  """
   notes = []
   data_name = infer_data_name(params)
   try:
@@ -97,6 +103,10 @@ def resolve(params, num_workers=1, examples_per_epoch=None) -> RunConfig:
     param_device = 'cpu'
   tower_devices = ['/%s:%d' % (device_type, i) for i in range(params.num_gpus)]
   param_device = '/%s:0' % param_device
+
+  if cluster_role is not None:
+    tower_devices, param_device, num_workers = cluster.placement(
+        cluster_role, device_type, params.num_gpus)
 
   data_format = params.data_format or ('NCHW' if device_type == 'gpu'
                                        else 'NHWC')
@@ -132,11 +142,15 @@ def resolve(params, num_workers=1, examples_per_epoch=None) -> RunConfig:
   warmup = params.num_warmup_batches
   if warmup is None:
     warmup = DEFAULT_NUM_WARMUP_BATCHES
-  if params.batch_group_size > 1:
-    raise UsageError(
-        '--batch_group_size=%d is not implemented yet: every session.run '
-        'call runs exactly one step. Remove the flag.' %
-        params.batch_group_size)
+  group = params.batch_group_size
+  if group > 1:
+    # Whole groups only (batch_group.py): round both counts up.
+    rounded = -(-count // group) * group
+    if rounded != count:
+      notes.append('--batch_group_size=%d: %d timed steps rounded up to %d '
+                   '(whole groups).' % (group, count, rounded))
+    count = rounded
+    warmup = -(-warmup // group) * group
 
   return RunConfig(
       params=params, model=model, data_name=data_name,
@@ -145,7 +159,8 @@ def resolve(params, num_workers=1, examples_per_epoch=None) -> RunConfig:
       compute_dtype=compute_dtype, batch_size_per_device=batch,
       num_workers=num_workers, mode=mode, num_batches=count,
       num_warmup_batches=warmup, subset=subset,
-      examples_per_epoch=examples_per_epoch, notes=notes)
+      examples_per_epoch=examples_per_epoch, notes=notes,
+      cluster=cluster_role)
 
 
 def session_config(params, run_config, num_cpu_devices=None):
@@ -159,4 +174,8 @@ def session_config(params, run_config, num_cpu_devices=None):
   if params.xla_compile or params.xla:
     config.graph_options.optimizer_options.global_jit_level = (
         tf.compat.v1.OptimizerOptions.ON_1)
+  if run_config.cluster is not None:
+    # Device filters: a cluster session sees only the tasks it needs.
+    config = cluster.server_config(
+        run_config.cluster, config.device_count['CPU'], base_config=config)
   return config

@@ -1,0 +1,141 @@
+"""tf.data stages that turn read/decode failures into errors naming the file.
+
+TensorFlow's own errors here name no file: the TFRecord reader says only
+"corrupted record at 128", the JPEG decoder "Invalid JPEG data". So every
+element carries its identity (`file`, `index` within the file) and an
+`error` code, and failures become data until one check at the end:
+
+* `read_shard` reads one TFRecord file with reader errors swallowed and
+  counts the bytes it got. It ends with one extra element: a SKIP marker
+  when the whole file was read, else one flagged CORRUPT_RECORD at the
+  index of the first record it could not read.
+* `map_checked` numbers the elements (SKIP markers share their successor's
+  number), runs the map (parallel, in order) and drops elements whose map
+  failed (and the SKIP markers, which fail on purpose). Each element also
+  carries its predecessor's identity, so after batching a vectorised check
+  sees a gap in the numbers and can name the record that was dropped. It
+  then fails a tf.debugging.Assert whose data `errors.explain_data_error`
+  decodes.
+
+Why this shape: each tf.data stage costs tens of microseconds per element
+on a busy CPU, so per element there are only two small scans (per shard,
+and numbering) and the check runs once per batch. See
+preprocessing/README.md for the measured overhead.
+
+One case would make the dropping loop forever: every record of the dataset
+failing. The sources rule it out before the graph runs by preprocessing one
+record up front, so each epoch yields at least one element.
+"""
+
+import warnings
+
+import tensorflow as tf
+
+from preprocessing import errors
+
+# Bytes of TFRecord framing around each record's data: length (8), CRC of
+# the length (4), CRC of the data (4).
+_RECORD_OVERHEAD = 16
+
+
+def _identity(record, path, index, error):
+  return {'record': record, 'file': path, 'index': index,
+          'error': tf.cast(error, tf.int32)}
+
+
+def read_shard(path, size, buffer_size=None):
+  """Dataset of one shard's records as identity dicts (never fails)."""
+  size = tf.cast(size, tf.int64)
+  records = tf.data.TFRecordDataset(path, buffer_size=buffer_size)
+  # A reader error ends this file's dataset (TFRecordDataset moves on to
+  # the next file, and this one has no next file). An empty string marks
+  # the end.
+  records = records.ignore_errors().concatenate(
+      tf.data.Dataset.from_tensors(tf.constant('')))
+
+  def count(state, record):
+    bytes_read, num_read = state
+    # Once every byte is accounted for, only the end marker can follow. An
+    # empty string before that is the end marker after a short read (or an
+    # empty record, which is no valid example either): flag it.
+    whole = tf.equal(bytes_read, size)
+    empty = tf.equal(tf.strings.length(record), 0)
+    code = tf.where(whole, errors.SKIP,
+                    tf.where(empty, errors.CORRUPT_RECORD, errors.OK))
+    new_state = (bytes_read + tf.cast(tf.strings.length(record), tf.int64) +
+                 _RECORD_OVERHEAD, num_read + 1)
+    return new_state, _identity(record, path, num_read, code)
+
+  zero = tf.constant(0, tf.int64)
+  return records.scan((zero, zero), count)
+
+
+def map_checked(dataset, fn, batch_size, num_parallel_calls):
+  """Maps identity dicts through fn and batches, failing on bad elements.
+
+  fn(element) -> (outputs, error, detail): outputs a tuple of tensors,
+  error an int32 code (element['error'] when fn found nothing new) and
+  detail an int64 shown in the message (e.g. the bad label). fn must not do
+  expensive work for elements whose error is already set.
+  Returns a dataset of batched `outputs` (drop_remainder).
+  """
+  def number(state, element):
+    # SKIP markers take no number (they are dropped on purpose below) and
+    # are nobody's predecessor.
+    seq, prev_file, prev_index = state
+    out = dict(element, seq=seq, prev_file=prev_file, prev_index=prev_index)
+    skip = tf.equal(element['error'], errors.SKIP)
+    state = (seq + tf.where(skip, tf.constant(0, tf.int64),
+                            tf.constant(1, tf.int64)),
+             tf.where(skip, prev_file, element['file']),
+             tf.where(skip, prev_index, element['index']))
+    return state, out
+
+  dataset = dataset.scan(
+      (tf.constant(0, tf.int64), tf.constant(''), tf.constant(-1, tf.int64)),
+      number)
+
+  def apply(element):
+    outputs, error, detail = fn(element)
+    not_skip = tf.debugging.Assert(
+        tf.not_equal(element['error'], errors.SKIP), ['skip'])
+    with tf.control_dependencies([not_skip]):
+      outputs = tf.nest.map_structure(tf.identity, outputs)
+    meta = {k: element[k] for k in ('seq', 'file', 'index', 'prev_file',
+                                    'prev_index')}
+    meta['error'] = error
+    meta['detail'] = tf.cast(detail, tf.int64)
+    return outputs, meta
+
+  with warnings.catch_warnings():
+    # Unseeded random ops in fn take op seeds from the graph seed; that is
+    # intended (reproducible runs), so TensorFlow's warning is only noise.
+    warnings.filterwarnings('ignore', message='Seed .* from outer graph')
+    # In order: the gap check below relies on the numbering.
+    dataset = dataset.map(apply, num_parallel_calls=num_parallel_calls,
+                          deterministic=True)
+  dataset = dataset.ignore_errors()
+  dataset = dataset.batch(batch_size, drop_remainder=True)
+  return dataset.scan(tf.constant(-1, tf.int64), _check_batch)
+
+
+def _check_batch(last_seq, batch):
+  """Asserts a batch holds no flagged element and follows on without gaps."""
+  outputs, meta = batch
+  seqs = meta['seq']
+  before = tf.concat([tf.reshape(last_seq, [1]), seqs[:-1]], 0)
+  dropped_count = seqs - before - 1
+  dropped = dropped_count > 0
+  error = tf.where(dropped, errors.UNDECODABLE, meta['error'])
+  bad = tf.not_equal(error, errors.OK)
+  first = tf.argmax(tf.cast(bad, tf.int32), output_type=tf.int32)
+  path = tf.where(dropped, meta['prev_file'], meta['file'])[first]
+  index = tf.where(dropped, meta['prev_index'], meta['index'])[first]
+  # For a dropped record, the detail is how many more were dropped.
+  detail = tf.where(dropped, dropped_count - 1, meta['detail'])[first]
+  assertion = tf.debugging.Assert(
+      tf.logical_not(tf.reduce_any(bad)),
+      errors.marker_data(error[first], path, index, detail))
+  with tf.control_dependencies([assertion]):
+    outputs = tf.nest.map_structure(tf.identity, outputs)
+  return seqs[-1], outputs

@@ -1,0 +1,115 @@
+"""ImageNet-style image preprocessing on one JPEG, as the original did it.
+
+Train: sample a distorted bounding box, decode only that crop (or decode
+then crop), random left-right flip, resize to the model size, optional
+colour distortion, scale to [-1, 1]. Eval: decode, resize preserving aspect
+ratio so the shorter side is 1.145 x the target, central crop (about an
+87.5% central crop for 224).
+"""
+
+import tensorflow as tf
+
+RESIZE_METHODS = {
+    'bilinear': tf.image.ResizeMethod.BILINEAR,
+    'nearest': tf.image.ResizeMethod.NEAREST_NEIGHBOR,
+    'bicubic': tf.image.ResizeMethod.BICUBIC,
+    'area': tf.image.ResizeMethod.AREA,
+}
+# 'round_robin' (as in the original) cycles through the four per image.
+RESIZE_METHOD_NAMES = tuple(RESIZE_METHODS) + ('round_robin',)
+
+# Eval resizes the shorter side to this multiple of the crop size.
+EVAL_RESIZE_FACTOR = 1.145
+
+
+def check_resize_method(name):
+  if name not in RESIZE_METHOD_NAMES:
+    raise ValueError('--resize_method=%r is not one of: %s'
+                     % (name, ', '.join(RESIZE_METHOD_NAMES)))
+
+
+def _resize(image, size, method, position):
+  """Resizes to size=(h, w); position picks the round-robin method."""
+  if method != 'round_robin':
+    return tf.image.resize(image, size, RESIZE_METHODS[method])
+  methods = list(RESIZE_METHODS.values())
+  branches = [lambda m=m: tf.cast(tf.image.resize(image, size, m), tf.float32)
+              for m in methods]
+  choice = tf.cast(tf.math.floormod(position, len(methods)), tf.int32)
+  return tf.switch_case(choice, branches)
+
+
+def scale_to_unit_range(image):
+  """[0, 255] -> [-1, 1], clipping the overshoot of bicubic resizing."""
+  image = tf.clip_by_value(tf.cast(image, tf.float32), 0.0, 255.0)
+  return image * (2.0 / 255.0) - 1.0
+
+
+def boxes_from_features(xmin, ymin, xmax, ymax):
+  """[1, num_boxes, 4] (ymin, xmin, ymax, xmax) clipped to [0, 1]."""
+  boxes = tf.stack([ymin, xmin, ymax, xmax], axis=1)
+  return tf.expand_dims(tf.clip_by_value(boxes, 0.0, 1.0), 0)
+
+
+def distort_color(image):
+  """Random brightness/saturation/hue/contrast on [0, 1] RGB, two orders."""
+  def order_a():
+    x = tf.image.random_brightness(image, max_delta=32.0 / 255.0)
+    x = tf.image.random_saturation(x, lower=0.5, upper=1.5)
+    x = tf.image.random_hue(x, max_delta=0.2)
+    return tf.image.random_contrast(x, lower=0.5, upper=1.5)
+
+  def order_b():
+    x = tf.image.random_brightness(image, max_delta=32.0 / 255.0)
+    x = tf.image.random_contrast(x, lower=0.5, upper=1.5)
+    x = tf.image.random_saturation(x, lower=0.5, upper=1.5)
+    return tf.image.random_hue(x, max_delta=0.2)
+
+  image = tf.cond(tf.random.uniform([]) < 0.5, order_a, order_b)
+  return tf.clip_by_value(image, 0.0, 1.0)
+
+
+def train_image(encoded, boxes, size, resize_method='bilinear',
+                distortions=False, fuse_decode_and_crop=True, position=0):
+  """One JPEG -> float32 [h, w, 3] in [-1, 1] with training distortions."""
+  shape = tf.image.extract_jpeg_shape(encoded)
+  begin, crop_size, _ = tf.image.sample_distorted_bounding_box(
+      shape, bounding_boxes=boxes, min_object_covered=0.1,
+      aspect_ratio_range=[0.75, 1.33], area_range=[0.05, 1.0],
+      max_attempts=100, use_image_if_no_bounding_boxes=True)
+  if fuse_decode_and_crop:
+    # Decoding only the crop saves most of the decode work on big images.
+    window = tf.stack([begin[0], begin[1], crop_size[0], crop_size[1]])
+    image = tf.image.decode_and_crop_jpeg(encoded, window, channels=3,
+                                          dct_method='INTEGER_FAST')
+  else:
+    image = tf.image.decode_jpeg(encoded, channels=3,
+                                 dct_method='INTEGER_FAST')
+    image = tf.slice(image, begin, crop_size)
+  image = tf.image.random_flip_left_right(image)
+  image = _resize(image, size, resize_method, position)
+  image = tf.cast(image, tf.float32)
+  image.set_shape([size[0], size[1], 3])
+  if distortions:
+    image = distort_color(tf.clip_by_value(image, 0.0, 255.0) / 255.0) * 255.0
+  return scale_to_unit_range(image)
+
+
+def eval_image(encoded, size, resize_method='bilinear'):
+  """One JPEG -> float32 [h, w, 3] in [-1, 1], deterministic central crop."""
+  image = tf.image.decode_jpeg(encoded, channels=3, dct_method='INTEGER_FAST')
+  height, width = size
+  shape = tf.cast(tf.shape(image)[:2], tf.float32)
+  # Scale so both sides cover EVAL_RESIZE_FACTOR x the target (for a square
+  # target: the shorter side becomes 1.145 x the target).
+  scale = EVAL_RESIZE_FACTOR * tf.maximum(height / shape[0], width / shape[1])
+  new_h = tf.maximum(tf.cast(tf.math.ceil(shape[0] * scale), tf.int32), height)
+  new_w = tf.maximum(tf.cast(tf.math.ceil(shape[1] * scale), tf.int32), width)
+  method = 'bilinear' if resize_method == 'round_robin' else resize_method
+  image = tf.image.resize(image, tf.stack([new_h, new_w]),
+                          RESIZE_METHODS[method])
+  top = (new_h - height) // 2
+  left = (new_w - width) // 2
+  image = tf.slice(image, tf.stack([top, left, 0]), [height, width, 3])
+  image.set_shape([height, width, 3])
+  return scale_to_unit_range(image)
