@@ -1,5 +1,9 @@
 """Flags: names and defaults of the original, readable errors, exit code 2."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from tests.driver_helpers import run_cli
@@ -94,3 +98,14 @@ def test_help_groups_flags_by_theme():
   model_section = text[text.index(flags.MODEL + ':'):text.index(
       flags.BATCH + ':')]
   assert '--model' in model_section and '--batch_size' not in model_section
+
+
+def test_installed_command_runs_like_the_script():
+  """`pip install -e .` puts a tf_cnn_benchmarks command beside python."""
+  command = os.path.join(os.path.dirname(sys.executable), 'tf_cnn_benchmarks')
+  if not os.path.exists(command):
+    pytest.skip('the package is not installed in this environment (run '
+                '`make test`, which installs it)')
+  out = subprocess.run([command, '--help'], capture_output=True, text=True,
+                       timeout=60)
+  assert out.returncode == 0 and flags.MODEL + ':' in out.stdout

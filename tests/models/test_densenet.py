@@ -1,7 +1,6 @@
 """DenseNet zoo entries: parameter counts against published figures, shapes,
 and a few training steps."""
 
-import functools
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from models import densenet
 from models import inspect_model
 from models import layers
 from models import registry
+from tests.models import zoo_checks
 
 tf1 = tf.compat.v1
 
@@ -18,29 +18,8 @@ IMAGENET = registry.IMAGENET
 CIFAR10 = registry.CIFAR10
 
 
-@functools.lru_cache(maxsize=None)
-def _built(name, dataset, data_format):
-  """(trainable variables as {name: shape}, logits shape) of one tower.
-
-  Cached so the count and shape tests build each graph once.
-  """
-  spec = registry.get_model(name, dataset)
-  graph, _, out = inspect_model.build_single_tower(spec, batch_size=2,
-                                                   data_format=data_format)
-  with graph.as_default():
-    variables = {v.op.name: v.shape.as_list()
-                 for v in tf1.trainable_variables()}
-  return variables, out.logits.shape.as_list()
-
-
-def built(name, dataset, data_format='NHWC'):
-  # One cache key per model and layout, however the caller passes them.
-  return _built(name, dataset, data_format)
-
-
-def count(name, dataset, data_format='NHWC'):
-  variables, _ = built(name, dataset, data_format)
-  return sum(int(np.prod(shape)) for shape in variables.values())
+built = zoo_checks.trainable_shapes
+count = zoo_checks.trainable_count
 
 
 # -- ImageNet (DenseNet-BC): exact counts ----------------------------------

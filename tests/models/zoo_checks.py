@@ -2,6 +2,8 @@
 
 import functools
 
+import numpy as np
+
 import tensorflow as tf
 
 from models import inspect_model
@@ -38,3 +40,28 @@ def parameter_counts(graph):
     trainable = sum(v.shape.num_elements() for v in tf1.trainable_variables())
     total = sum(v.shape.num_elements() for v in tf1.global_variables())
   return trainable, total
+
+
+@functools.lru_cache(maxsize=None)
+def _trainable_shapes(name, dataset, data_format):
+  spec = registry.get_model(name, dataset)
+  graph, _, out = inspect_model.build_single_tower(spec, batch_size=2,
+                                                   data_format=data_format)
+  with graph.as_default():
+    variables = {v.op.name: v.shape.as_list()
+                 for v in tf1.trainable_variables()}
+  return variables, out.logits.shape.as_list()
+
+
+def trainable_shapes(name, dataset, data_format='NHWC'):
+  """({variable name: shape}, logits shape) of one 2-image training tower.
+
+  Cached (one key per model and layout, however the caller passes them) so
+  count and shape tests build each graph once.
+  """
+  return _trainable_shapes(name, dataset, data_format)
+
+
+def trainable_count(name, dataset, data_format='NHWC'):
+  variables, _ = trainable_shapes(name, dataset, data_format)
+  return sum(int(np.prod(shape)) for shape in variables.values())
