@@ -202,3 +202,13 @@ def test_sigterm_stops_cleanly_with_an_interrupted_record(tmp_path):
   rec = json.loads((tmp_path / name).read_text())
   assert rec['status'] == 'interrupted'
   assert rec['timing']['step_times_sec']
+
+
+def test_divergence_is_reported_once():
+  result, text = run_quietly(model='trivial', init_learning_rate=1e6,
+                             num_batches=6, optimizer='momentum')
+  assert result.status == 'ok'
+  assert result.diverged_at_step is not None
+  assert text.count('training diverged') == 1
+  assert result.record['summary']['diverged_at_step'] == (
+      result.diverged_at_step)

@@ -2,6 +2,7 @@
 
 import sys
 
+from tf_cnn_benchmarks import cluster
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
@@ -20,6 +21,13 @@ def main(argv):
     params, _ = flags.parse_command_line(argv)
   except flags.UsageError as e:
     return _usage_error(str(e))
+  role = None
+  if cluster.configured(params):
+    try:
+      # A bad host list or task index is reported before TensorFlow loads.
+      role = cluster.resolve_role(params)
+    except flags.UsageError as e:
+      return _usage_error(str(e))
   logs.configure_before_tensorflow(params.verbosity)
   logs.import_tensorflow_quietly(params.verbosity)
   # TensorFlow is imported only now, after its log level is set.
@@ -30,6 +38,9 @@ def main(argv):
     from tf_cnn_benchmarks import model_listing  # pylint: disable=g-import-not-at-top
     model_listing.print_models()
     return exit_codes.OK
+  if role is not None:
+    from tf_cnn_benchmarks import cluster_task  # pylint: disable=g-import-not-at-top
+    return cluster_task.main(params, role)  # ends the process itself
   try:
     rc = run_config.resolve(params)
   except flags.UsageError as e:

@@ -4,32 +4,39 @@
 get a RunResult back); benchmark_main wraps it for the command line.
 """
 
+import contextlib
 import dataclasses
 import datetime
+import math
 import os
 import signal
+import threading
 import time
 import traceback
 import uuid
-from typing import Optional
+from typing import List, Optional
 
 import tensorflow as tf
 
 import preprocessing
 from results import atomic_files
+from tf_cnn_benchmarks import batch_group
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks import liveness
 from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import record
 from tf_cnn_benchmarks import report
 from tf_cnn_benchmarks import run_config
 from tf_cnn_benchmarks import timing
+from tf_cnn_benchmarks import utilisation
 
 tf1 = tf.compat.v1
 
 
 @dataclasses.dataclass
 class RunResult:
-  status: str                   # ok | failed | interrupted
+  status: str  # ok | failed | interrupted | stalled | unreachable
   exit_code: int
   times: Optional[timing.StepTimes] = None
   images_per_sec: float = 0.0
@@ -40,6 +47,17 @@ class RunResult:
   record_path: Optional[str] = None
   record: Optional[dict] = None
   checkpoint_path: Optional[str] = None
+  # Real-data training only: the input pipeline's rate alone, and whether
+  # it was the bottleneck.
+  input_images_per_sec: Optional[float] = None
+  # First timed step whose loss was NaN or infinite (None: never).
+  diverged_at_step: Optional[int] = None
+  input_bound: Optional[bool] = None
+  # Model FLOP utilisation of the timed loop (utilisation.Utilisation).
+  utilisation: Optional[object] = None
+  # Cluster peers that failed while this task carried on (asynchronous
+  # training): failure dicts, first first.
+  peer_failures: List[dict] = dataclasses.field(default_factory=list)
 
 
 class _StopRequested:
@@ -78,7 +96,7 @@ def _utc_now():
 
 
 class _Interrupted(Exception):
-  pass
+  status = 'interrupted'
 
 
 def run(params, reporter=None, rc=None) -> RunResult:
@@ -93,6 +111,30 @@ def run(params, reporter=None, rc=None) -> RunResult:
   times = timing.StepTimes(rc.batch_size_per_worker)
   result.times = times
   source = None
+  record_lock = threading.Lock()
+
+  def write_record(status=None, exit_code=None, failure=None):
+    """Records the run once; False if it was recorded already.
+
+    Called at the end of this function, or earlier from a cluster task's
+    watchdog thread (with how the run ended) when the main thread is stuck
+    inside TensorFlow (watchdog.py).
+    """
+    with record_lock:
+      if result.record is not None:
+        return False
+      if status is not None:
+        result.status, result.exit_code = status, exit_code
+        result.failure = failure
+      result.record = record.build_record(
+          run_id=run_id, started_at=started, finished_at=_utc_now(),
+          params=params, rc=rc, result=result,
+          data_description=source.description if source else None,
+          cluster_run_id=params.cluster_run_id or None)
+      if params.result_dir:
+        result.record_path = record.write(params.result_dir, result.record)
+      return True
+
   try:
     with _StopRequested() as stop:
       # The source sees the dataset the run config settled on (it may have
@@ -105,6 +147,8 @@ def run(params, reporter=None, rc=None) -> RunResult:
             rc, examples_per_epoch=source.num_examples_per_epoch)
       built = model_graph.build(
           rc, source, want_accuracy=params.print_training_accuracy)
+      if built.coordination is not None:
+        built.coordination.attach_run(rc, result, write_record)
       reporter.header(rc, _variables_description(rc), source.description,
                       sync=_sync_description(rc))
       _run_session(params, rc, built, times, reporter, stop, result)
@@ -114,22 +158,16 @@ def run(params, reporter=None, rc=None) -> RunResult:
                       'task': None, 'hint': None}
     reporter.line('Interrupted: %s. Partial results were recorded.' % e)
   except Exception as e:  # pylint: disable=broad-except
-    result.status = 'failed'
-    # Cluster waits that time out carry their own code (UNREACHABLE).
+    # Cluster waits that time out carry their own status and code
+    # (unreachable, UNREACHABLE).
+    result.status = getattr(e, 'status', 'failed')
     result.exit_code = getattr(e, 'exit_code', exit_codes.RUN_FAILED)
     result.failure = _describe_failure(e, rc)
-    reporter.line('Run failed: %s' % result.failure['message'])
-    if result.failure.get('hint'):
-      reporter.line('Hint: %s' % result.failure['hint'])
+    for line in failures.report_lines(result.failure, result.status):
+      reporter.line(line)
     if params.verbosity >= 1:
       reporter.line(traceback.format_exc())
-  result.record = record.build_record(
-      run_id=run_id, started_at=started, finished_at=_utc_now(),
-      params=params, rc=rc, result=result,
-      data_description=source.description if source else None,
-      cluster_run_id=params.cluster_run_id or None)
-  if params.result_dir:
-    result.record_path = record.write(params.result_dir, result.record)
+  write_record()
   return result
 
 
@@ -143,23 +181,8 @@ def _sync_description(rc):
 
 
 def _describe_failure(exc, rc):
-  """The failure's type, message and a hint, for the user and the record."""
-  explain = getattr(preprocessing, 'explain_data_error', None)
-  if explain is not None and rc.params.data_dir:
-    data_error = explain(exc)
-    if data_error is not None:
-      return {'type': 'DataError', 'message': str(data_error), 'task': None,
-              'hint': None}
-  hint = None
-  if isinstance(exc, tf.errors.ResourceExhaustedError):
-    hint = ('Out of memory with %d images per device of %dx%d; try '
-            '--batch_size=%d.' % (rc.batch_size_per_device,
-                                  rc.model.image_size, rc.model.image_size,
-                                  max(1, rc.batch_size_per_device // 2)))
-  message = getattr(exc, 'message', None) or str(exc)
-  first_line = message.strip().splitlines()[0] if message.strip() else ''
-  return {'type': type(exc).__name__, 'message': first_line or repr(exc),
-          'task': None, 'hint': hint}
+  """The failure's type, message, task and a hint (failures.py)."""
+  return failures.describe(exc, rc)
 
 
 def _restore_or_init(sess, params, rc, built, reporter):
@@ -200,9 +223,14 @@ class _Checkpointer:
     self.built = built
     self.last_time = time.monotonic()
     self.path = None
+    self.saved_step = None
 
   def enabled(self):
-    return bool(self.params.train_dir) and not self.params.eval
+    # In a cluster only the chief writes checkpoints (the others would race
+    # it for the same files).
+    coordination = self.built.coordination
+    return (bool(self.params.train_dir) and not self.params.eval and
+            (coordination is None or coordination.role.is_chief))
 
   def maybe_save(self, sess, step):
     if not self.enabled():
@@ -217,12 +245,26 @@ class _Checkpointer:
   def save(self, sess):
     if not self.enabled():
       return
+    # Only progress is saved: never the same global step twice (the
+    # original's chief saved every 10 s while its cluster was stuck, and a
+    # second save of a step rewrites the latest checkpoint's files).
+    step = int(sess.run(self.built.global_step))
+    self.last_time = time.monotonic()
+    if step == self.saved_step:
+      return
     os.makedirs(self.params.train_dir, exist_ok=True)
-    # Saver writes the data files first and updates the 'checkpoint' index
-    # last (atomically), so the latest checkpoint is never half-written.
-    self.path = self.built.saver.save(
-        sess, os.path.join(self.params.train_dir, 'model.ckpt'),
-        global_step=self.built.global_step)
+    coordination = self.built.coordination
+    # In a cluster the watchdog reports a save that takes too long.
+    with (coordination.doing('saving a checkpoint to %s' %
+                             self.params.train_dir)
+          if coordination is not None else contextlib.nullcontext()):
+      # Saver writes the data files first and updates the 'checkpoint'
+      # index last (atomically), so the latest checkpoint is never
+      # half-written.
+      self.path = self.built.saver.save(
+          sess, os.path.join(self.params.train_dir, 'model.ckpt'),
+          global_step=step)
+    self.saved_step = step
     self.last_time = time.monotonic()
 
 
@@ -240,6 +282,9 @@ def _run_session(params, rc, built, times, reporter, stop, result):
     tf.io.write_graph(built.graph.as_graph_def(), os.path.dirname(
         os.path.abspath(params.graph_file)), os.path.basename(
             params.graph_file), as_text=True)
+  # N steps per session.run (--batch_group_size); N = 1 is a plain step.
+  group_size = params.batch_group_size
+  grouped = batch_group.chain(built.graph, fetches, group_size)
   built.graph.finalize()
   checkpointer = _Checkpointer(params, built)
   correct_1 = correct_5 = examples = 0
@@ -247,12 +292,13 @@ def _run_session(params, rc, built, times, reporter, stop, result):
   with _open_session(built, config) as sess:
     reporter.line('Initializing graph')
     _restore_or_init(sess, params, rc, built, reporter)
+    runner = batch_group.StepRunner(
+        lambda f: _run_step(sess, f, step_options, built.coordination),
+        grouped, group_size)
     reporter.line('Running warm up')
     for _ in range(rc.num_warmup_batches):
       _check_stop(stop)
-      start = time.perf_counter()
-      _run_step(sess, fetches, step_options)
-      times.add_warmup(time.perf_counter() - start)
+      times.add_warmup(runner.step().seconds)
     reporter.line('Done warm up')
     reporter.loss_name = params.loss_type_to_report
     reporter.table_head(with_accuracy and rc.training)
@@ -262,9 +308,17 @@ def _run_session(params, rc, built, times, reporter, stop, result):
     try:
       for step in range(1, rc.num_batches + 1):
         _check_stop(stop)
-        start = time.perf_counter()
-        values = _run_step(sess, fetches, step_options)
-        times.add(time.perf_counter() - start, float(values['loss']))
+        done = runner.step()
+        values = done.values
+        times.add(done.seconds, float(values['loss']))
+        if result.diverged_at_step is None and not math.isfinite(
+            values['loss']):
+          # Speed is still measured, but say once that the numbers being
+          # trained on are no longer numbers.
+          result.diverged_at_step = step
+          reporter.line('Warning: the loss is %s at step %d: training '
+                        'diverged. Try a lower --init_learning_rate.' % (
+                            values['loss'], step))
         accuracy = None
         if with_accuracy:
           correct_1 += int(values['top_1'])
@@ -280,8 +334,14 @@ def _run_session(params, rc, built, times, reporter, stop, result):
       times.timed_wall_time = time.perf_counter() - loop_start
       result.images_per_sec = times.total_images_per_sec(rc.num_workers)
     reporter.total(result.images_per_sec)
+    result.utilisation = _utilisation(params, rc, fetches, times)
+    reporter.line(result.utilisation.line())
     if built.coordination is not None:
       built.coordination.report(sess, reporter, times)
+    if rc.training and params.data_dir:
+      _report_input_bound(
+          lambda: _run_step(sess, built.input_step, step_options), rc, times,
+          reporter, result)
     if rc.mode == 'evaluation' and examples:
       result.top_1_accuracy = correct_1 / examples
       result.top_5_accuracy = correct_5 / examples
@@ -303,18 +363,61 @@ def _open_session(built, config):
 
 
 def _step_run_options(params, rc):
-  """RunOptions of every step: in a cluster, bounded by --stall_timeout.
+  """RunOptions of every step: in a cluster, bounded just past the stall
+  timeout and its shutdown grace (liveness.step_bound_seconds).
 
-  A dead peer can otherwise block a synchronous step forever.
+  A dead peer can otherwise block a synchronous step forever; the watchdog
+  normally ends such a task first, with a report.
   """
-  if rc.cluster is None or not params.stall_timeout:
+  bound = liveness.step_bound_seconds(params) if rc.cluster else None
+  if not bound:
     return None
-  return tf1.RunOptions(timeout_in_ms=int(params.stall_timeout * 1000))
+  return tf1.RunOptions(timeout_in_ms=int(bound * 1000))
 
 
-def _run_step(sess, fetches, options):
-  """Every training/eval step's session.run goes through here."""
+def _run_step(sess, fetches, options, coordination=None):
+  """Every training/eval step's session.run goes through here; a cluster
+  task's through its coordination (progress board, watchdog)."""
+  if coordination is not None:
+    return coordination.run_step(sess, fetches, options)
   return sess.run(fetches, options=options)
+
+
+def _utilisation(params, rc, fetches, times):
+  """MFU of the timed loop: FLOPs counted on the fetched graph, this
+  process's images/sec, the peak of the compute dtype (utilisation.py)."""
+  per_image = utilisation.gflops_per_image(fetches, rc.batch_size_per_worker)
+  # Cluster tasks may share a host: they use a cached peak, never measure.
+  return utilisation.compute(params, rc.compute_dtype, per_image,
+                             times.total_images_per_sec(1),
+                             may_measure=rc.cluster is None)
+
+
+# Steps of the input-only probe that follows a real-data training loop.
+_INPUT_PROBE_STEPS = 20
+# Input alone faster than training by less than this factor: input-bound.
+_INPUT_BOUND_RATIO = 1.2
+
+
+def _report_input_bound(run_input_step, rc, times, reporter, result):
+  """Times the input pipeline alone, right after training, and says whether
+  it could keep up.
+
+  Alone the pipeline has the whole machine; during training it shared it
+  with the model, so a ratio near 1 means the model was waiting for data.
+  """
+  steps = min(_INPUT_PROBE_STEPS, max(rc.num_batches, 5))
+  run_input_step()  # the first pull may still pay for refilling buffers
+  start = time.perf_counter()
+  for _ in range(steps):
+    run_input_step()
+  rate = steps * rc.batch_size_per_worker / (time.perf_counter() - start)
+  ratio = rate / max(times.total_images_per_sec(1), 1e-9)
+  result.input_images_per_sec = rate
+  result.input_bound = ratio < _INPUT_BOUND_RATIO
+  reporter.line('Input pipeline alone: %.1f images/sec, %.1fx the training '
+                'rate: %s' % (rate, ratio, 'training was input-bound'
+                              if result.input_bound else 'not input-bound'))
 
 
 def _check_stop(stop):

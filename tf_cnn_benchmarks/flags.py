@@ -52,6 +52,13 @@ VARIABLE_UPDATES = ('parameter_server', 'replicated', 'independent',
                     'distributed_replicated', 'distributed_all_reduce',
                     'collective_all_reduce', 'horovod')
 LOCAL_VARIABLE_UPDATES = ('parameter_server', 'replicated', 'independent')
+# Modes a cluster task can run; the all-reduce ones need no ps tasks.
+ALL_REDUCE_UPDATES = ('collective_all_reduce', 'distributed_all_reduce')
+CLUSTER_VARIABLE_UPDATES = ('parameter_server',
+                            'distributed_replicated') + ALL_REDUCE_UPDATES
+# Protocols TensorFlow servers have had; which ones this build has is
+# checked at start-up (cluster.check_protocol).
+SERVER_PROTOCOLS = ('grpc', 'grpc+verbs', 'grpc+mpi', 'grpc+gdr')
 
 _S = FlagSpec
 FLAG_SPECS = (
@@ -74,8 +81,10 @@ FLAG_SPECS = (
        'Per-device batch size for --eval; 0 means --batch_size.',
        lower_bound=0),
     _S(BATCH, 'batch_group_size', 'integer', 1,
-       'Number of steps run per session.run call (amortises call overhead).',
-       lower_bound=1),
+       'Number of steps run per session.run call (amortises call overhead). '
+       'Step and warm-up counts are rounded up to whole groups; each step '
+       'is recorded with its group\'s wall time / N and its own loss. '
+       'Single process only.', lower_bound=1),
     _S(BATCH, 'num_batches', 'integer', None,
        'Number of timed steps; default 100 unless --num_epochs is given.',
        lower_bound=1),
@@ -194,6 +203,11 @@ FLAG_SPECS = (
        'TensorFlow build that has them).'),
     _S(CLUSTER, 'cross_replica_sync', 'boolean', True,
        'Synchronous training across workers (False: asynchronous).'),
+    _S(CLUSTER, 'cluster_spec', 'string', None,
+       'A JSON file describing the cluster instead of --ps_hosts/'
+       '--worker_hosts/--controller_host: {"ps": [...], "worker": [...]}, '
+       'or the TF_CONFIG form {"cluster": {...}, "task": {"type": ..., '
+       '"index": ...}} (whose task sets --job_name/--task_index).'),
     # -- precision
     _S(PRECISION, 'use_fp16', 'boolean', False,
        'Half-precision compute with float32 master weights: float16 on GPU, '
@@ -231,15 +245,29 @@ FLAG_SPECS = (
        '0: the report only; 1: TensorFlow warnings too; 2: everything '
        'TensorFlow logs (device creation, INFO).', lower_bound=0,
        upper_bound=2),
+    _S(HARNESS, 'cluster_run_id', 'string', '',
+       'Id shared by every task of one cluster run, stored in each task\'s '
+       'run record (the launcher sets it).'),
     _S(HARNESS, 'startup_timeout', 'float', 300,
-       'Seconds to wait for cluster peers at start-up before failing.',
-       lower_bound=0),
+       'Seconds to wait for cluster peers at start-up (their ports, the '
+       'session, the start barrier) before failing with exit code 4, naming '
+       'them.', lower_bound=0),
     _S(HARNESS, 'stall_timeout', 'float', 300,
-       'Seconds without a completed step before a stall report.',
+       'Seconds without a completed step anywhere in the cluster before '
+       'every task prints a stall report (0: no stall detection).',
        lower_bound=0),
     _S(HARNESS, 'stall_shutdown_timeout', 'float', 60,
-       'Seconds after a stall report before exiting (0: report only).',
+       'Seconds after a stall report before a task still stuck exits with '
+       'code 3 (4 when a peer is unreachable); 0: report only.',
        lower_bound=0),
+    _S(HARNESS, 'peak_gflops', 'float', None,
+       'This machine\'s peak GFLOP/s for the model FLOP utilisation line. '
+       'Default: measured once (a few seconds) per host, TensorFlow version '
+       'and compute dtype, then cached in ~/.cache/tf_cnn_benchmarks/.',
+       lower_bound=0),
+    _S(HARNESS, 'measure_peak', 'boolean', False,
+       'Measure the peak GFLOP/s again after the run and refresh the cache '
+       '(e.g. after measuring it on a busy machine).'),
 )
 
 SPECS_BY_NAME = {s.name: s for s in FLAG_SPECS}
@@ -457,15 +485,51 @@ def validate(p):
     raise UsageError(
         '--num_epochs_per_decay and --learning_rate_decay_factor go '
         'together: give both (exponential decay) or neither.')
-  if p.job_name == '' and p.variable_update not in LOCAL_VARIABLE_UPDATES:
+  if p.batch_group_size > 1 and (p.job_name or p.cluster_spec):
     raise UsageError(
-        '--variable_update=%s runs across a cluster; it needs --job_name, '
-        '--ps_hosts/--worker_hosts and --task_index (or use one of %s on a '
-        'single machine).' % (p.variable_update,
-                              ', '.join(LOCAL_VARIABLE_UPDATES)))
-  if p.job_name and not p.worker_hosts:
+        '--batch_group_size=%d runs several steps per session.run in a '
+        'single process only; a cluster task runs one step per call (its '
+        'peers synchronise every step). Remove the flag.' %
+        p.batch_group_size)
+  if p.peak_gflops and p.measure_peak:
+    raise UsageError('--peak_gflops gives the peak and --measure_peak '
+                     'measures it; give only one of them.')
+  _validate_cluster_flags(p)
+
+
+def _validate_cluster_flags(p):
+  """Cluster checks that need no host list (cluster.py checks those)."""
+  if not (p.job_name or p.cluster_spec):
+    if p.variable_update not in LOCAL_VARIABLE_UPDATES:
+      raise UsageError(
+          '--variable_update=%s runs across a cluster; it needs --job_name, '
+          '--ps_hosts/--worker_hosts and --task_index, or --cluster_spec '
+          '(or use one of %s on a single machine; `tf_cnn_benchmarks launch` '
+          'starts a local cluster for you).' % (
+              p.variable_update, ', '.join(LOCAL_VARIABLE_UPDATES)))
+    return
+  if p.variable_update not in CLUSTER_VARIABLE_UPDATES:
+    raise UsageError(
+        '--variable_update=%s runs in a single process, but a cluster task '
+        'was given (--job_name/--cluster_spec); in a cluster use one of %s.'
+        % (p.variable_update, ', '.join(CLUSTER_VARIABLE_UPDATES)))
+  if p.job_name and not (p.worker_hosts or p.cluster_spec):
     raise UsageError('--job_name=%s needs --worker_hosts (and --ps_hosts '
-                     'for ps modes).' % p.job_name)
+                     'for ps modes), or --cluster_spec.' % p.job_name)
+  if p.server_protocol not in SERVER_PROTOCOLS:
+    raise UsageError(
+        '--server_protocol=%s is not a TensorFlow server protocol; known '
+        'protocols: %s.' % (p.server_protocol, ', '.join(SERVER_PROTOCOLS)))
+  if not p.cross_replica_sync and p.variable_update in ALL_REDUCE_UPDATES:
+    raise UsageError(
+        '--variable_update=%s is synchronous by construction (an all-reduce '
+        'needs every worker); --cross_replica_sync=False applies to '
+        'parameter_server and distributed_replicated.' % p.variable_update)
+  if p.eval:
+    raise UsageError(
+        '--eval runs in a single process: evaluate the checkpoint the '
+        'cluster\'s chief wrote to --train_dir with a plain run (no '
+        '--job_name/--cluster_spec).')
 
 
 def parse_piecewise_schedule(text):

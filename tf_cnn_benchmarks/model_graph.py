@@ -6,6 +6,7 @@ per-tower loss and gradients -> the variable manager turns them into one
 update op. What the session runner needs comes back as a BuiltGraph.
 """
 
+import contextlib
 import dataclasses
 from typing import List, Optional
 
@@ -23,6 +24,8 @@ class BuiltGraph:
   graph: tf.Graph
   # Run every step: the update op in training, else a no-op.
   step_op: object
+  # Pulls one input batch per tower, without the model.
+  input_step: object
   # Scalars fetched every step (float32): reported loss and base loss.
   total_loss: object
   base_loss: object
@@ -37,6 +40,8 @@ class BuiltGraph:
   saver: object
   variable_manager: object
   num_trainable_parameters: int
+  # Start barrier, done signals etc. of a cluster task (coordination.py).
+  coordination: Optional[object] = None
 
 
 def _tower_loss(logits, aux, labels, num_classes):
@@ -69,13 +74,18 @@ def build(rc, input_source, want_accuracy=False):
   """Builds the run's graph (rc: a run_config.RunConfig)."""
   params = rc.params
   graph = tf.Graph()
-  with graph.as_default():
+  with graph.as_default(), contextlib.ExitStack() as scopes:
     tf1.set_random_seed(params.tf_random_seed)
     vm = variable_update.make_variable_manager(rc)
+    scopes.enter_context(vm.default_device_scope())
     with tf1.device(rc.param_device):
       global_step = tf1.train.get_or_create_global_step()
 
     tower_inputs = input_source.tower_batches(rc.tower_devices)
+    # Pulls one batch per tower and nothing else: --input_only's step, and
+    # the probe that tells whether training was input-bound.
+    input_step = tf.group(*[t for pair in tower_inputs for t in pair],
+                          name='input_step')
     tower_total, tower_base, tower_grads = [], [], []
     top1, top5 = [], []
     bn_update_ops = []
@@ -101,7 +111,7 @@ def build(rc, input_source, want_accuracy=False):
           if params.gradient_clip is not None:
             grads = [tf.clip_by_norm(g, params.gradient_clip) for g in grads]
           tower_grads.append(list(zip(grads, variables)))
-        if want_accuracy or not rc.training:
+        if want_accuracy or rc.mode in ('evaluation', 'forward only'):
           top1.append(_correct_in_top_k(logits, labels, 1))
           top5.append(_correct_in_top_k(logits, labels, 5))
       if i == 0:
@@ -127,6 +137,10 @@ def build(rc, input_source, want_accuracy=False):
       optimizer = optimizers.make_optimizer(params, lr)
       with tf.control_dependencies(bn_update_ops):
         step_op = vm.apply_gradients(tower_grads, optimizer, global_step)
+    elif rc.mode == 'input only':
+      step_op = input_step
+      # Nothing is computed from the images; the loss column reads 0.
+      total_loss = base_loss = tf.constant(0.0)
     else:
       step_op = tf.no_op()
 
@@ -138,8 +152,15 @@ def build(rc, input_source, want_accuracy=False):
                             save_relative_paths=True)
     num_params = sum(int(v.shape.num_elements())
                      for v in vm.tower_variables(0))
+    # Last: it initialises whatever local variables exist by now.
+    coordination = vm.coordination(global_step)
+    if coordination is not None:
+      # The step also publishes this task's progress to the cluster
+      # (liveness.py): in the same session.run, so only real steps count.
+      step_op = coordination.counted_step(step_op)
     built = BuiltGraph(
-        graph=graph, step_op=step_op, total_loss=total_loss,
+        graph=graph, step_op=step_op, input_step=input_step,
+        total_loss=total_loss,
         base_loss=base_loss, top_1_correct=top_1, top_5_correct=top_5,
         global_step=global_step, learning_rate=lr,
         init_ops=[tf1.global_variables_initializer(),
@@ -147,6 +168,6 @@ def build(rc, input_source, want_accuracy=False):
         post_init_ops=vm.post_init_ops(),
         input_init_ops=list(input_source.initializers()),
         saver=saver, variable_manager=vm,
-        num_trainable_parameters=num_params)
+        num_trainable_parameters=num_params, coordination=coordination)
   return built
 

@@ -20,6 +20,16 @@ def _jsonable(value):
   return str(value)
 
 
+def _utilisation_summary(u):
+  """Model FLOP utilisation fields (null when not known)."""
+  if u is None:
+    return {'gflops_per_image': None, 'model_gflops_per_sec': None,
+            'peak_gflops_per_sec': None, 'mfu': None}
+  return {'gflops_per_image': u.gflops_per_image,
+          'model_gflops_per_sec': u.model_gflops_per_sec,
+          'peak_gflops_per_sec': u.peak_gflops_per_sec, 'mfu': u.mfu}
+
+
 def build_record(run_id, started_at, finished_at, params, rc, result,
                  data_description=None, cluster_run_id=None):
   times = result.times
@@ -64,7 +74,11 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'top_1_accuracy': result.top_1_accuracy,
       'top_5_accuracy': result.top_5_accuracy,
       'num_eval_examples': result.num_eval_examples,
+      'input_only_images_per_sec': result.input_images_per_sec,
+      'input_bound': result.input_bound,
+      'diverged_at_step': result.diverged_at_step,
   }
+  summary.update(_utilisation_summary(getattr(result, 'utilisation', None)))
   timing = {
       'step_times_sec': list(times.timed) if times else [],
       'warmup_step_times_sec': list(times.warmup) if times else [],
@@ -79,6 +93,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'finished_at': finished_at,
       'status': result.status,
       'failure': result.failure,
+      'peer_failures': list(getattr(result, 'peer_failures', None) or []),
       'label': p.label,
       'config': config,
       'flags': {k: _jsonable(v) for k, v in sorted(p.as_dict().items())},

@@ -8,6 +8,7 @@ UsageError, so the driver never has to second-guess its inputs.
 
 import dataclasses
 import math
+import os
 from typing import List, Optional
 
 import tensorflow as tf
@@ -37,7 +38,8 @@ class RunConfig:
   compute_dtype: tf.DType
   batch_size_per_device: int
   num_workers: int
-  mode: str                     # 'training' | 'forward only' | 'evaluation'
+  # 'training' | 'forward only' | 'evaluation' | 'input only'
+  mode: str
   num_batches: int
   num_warmup_batches: int
   subset: str                   # 'train' or 'validation'
@@ -86,6 +88,9 @@ def resolve(params, num_workers=1, examples_per_epoch=None,
   number of workers.
   """
   notes = []
+  if (params.xla_compile or params.xla) and (
+      params.device.lower() == 'cpu' or not tf.test.is_built_with_cuda()):
+    _enable_xla_auto_clustering_on_cpu()
   data_name = infer_data_name(params)
   try:
     model = registry.get_model(params.model, data_name)
@@ -118,6 +123,8 @@ def resolve(params, num_workers=1, examples_per_epoch=None,
 
   if params.eval:
     mode, subset = 'evaluation', 'validation'
+  elif params.input_only:
+    mode, subset = 'input only', 'train'
   elif params.forward_only:
     mode, subset = 'forward only', 'validation'
   else:
@@ -179,3 +186,14 @@ def session_config(params, run_config, num_cpu_devices=None):
     config = cluster.server_config(
         run_config.cluster, config.device_count['CPU'], base_config=config)
   return config
+
+
+def _enable_xla_auto_clustering_on_cpu():
+  """Without --tf_xla_cpu_global_jit, TensorFlow 2.x ignores the jit level
+  for CPU ops: --xla_compile would silently change nothing. XLA reads its
+  flags once, when devices are first set up, so this must run before that
+  (resolve does it first thing; a process that already listed devices or ran
+  a session keeps its flags)."""
+  flags = os.environ.get('TF_XLA_FLAGS', '')
+  if '--tf_xla_cpu_global_jit' not in flags:
+    os.environ['TF_XLA_FLAGS'] = (flags + ' --tf_xla_cpu_global_jit').strip()

@@ -10,8 +10,6 @@ import pytest
 import tensorflow as tf
 
 from models import layers
-from preprocessing import build_dataset
-from preprocessing import generated_data
 from preprocessing import get_input_source
 from tests.preprocessing.conftest import make_params
 
@@ -28,18 +26,6 @@ def tiny_net(images, is_training):
     x = builder.conv(x, 32, 3, stride=2)
     x = builder.global_avg_pool(x)
     return builder.dense(x, CLASSES + 1, activation=None)
-
-
-@pytest.fixture(scope='module')
-def learnable_shards(tmp_path_factory):
-  root = tmp_path_factory.mktemp('learnable')
-  generated_data.make_image_folder(str(root / 'images'), num_classes=CLASSES,
-                                   images_per_class=40, height=48, width=64,
-                                   seed=7)
-  build_dataset.build(str(root / 'images'), str(root / 'shards'),
-                      num_train_shards=3, num_validation_shards=2,
-                      validation_fraction=0.25, log=lambda *a: None)
-  return str(root / 'shards')
 
 
 @pytest.mark.timeout(300)

@@ -101,6 +101,15 @@ class VariableManager:
     """Ops to run once after initialisation (e.g. make copies equal)."""
     return []
 
+  def default_device_scope(self):
+    """Device scope for ops no tower places (a cluster task's own)."""
+    return contextlib.nullcontext()
+
+  def coordination(self, global_step):
+    """A coordination.Coordination for a cluster task; None locally."""
+    del global_step
+    return None
+
   def savable_variables(self):
     """{canonical name: variable}: the one copy a checkpoint stores."""
     return {canonical_name(v): v for v in tf1.global_variables()

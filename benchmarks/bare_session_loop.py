@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""The floor for the harness's overhead: the harness's own graph, trained by
+a bare ``session.run(train_op)`` loop with nothing else around it.
+
+The graph, session config and initialisation are the harness's (same flags,
+same code: run_config.resolve, model_graph.build, run_config.session_config);
+only the step loop differs: no fetched loss, no per-step timing, no report
+rows. Prints one JSON line with images/sec over the timed loop, defined like
+the harness's ``total images/sec`` (images / wall time of the whole loop).
+
+  python benchmarks/bare_session_loop.py --model=trivial --batch_size=32
+      [--num_batches=300 --num_warmup_batches=20] [harness flags ...]
+"""
+
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+import preprocessing  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks import flags  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks import model_graph  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top
+
+tf1 = tf.compat.v1
+
+
+def main(argv):
+  params, _ = flags.parse_command_line(['bare_session_loop'] + argv)
+  rc = run_config.resolve(params)
+  source = preprocessing.get_input_source(
+      params.replace(data_name=rc.data_name), rc.model.image_size,
+      rc.model.num_classes, rc.batch_size_per_device, rc.num_towers,
+      rc.subset)
+  built = model_graph.build(rc, source)
+  built.graph.finalize()
+  with tf1.Session(graph=built.graph,
+                   config=run_config.session_config(params, rc)) as sess:
+    sess.run(built.init_ops)
+    sess.run(built.input_init_ops)
+    sess.run(built.post_init_ops)
+    for _ in range(rc.num_warmup_batches):
+      sess.run(built.step_op)
+    start = time.perf_counter()
+    for _ in range(rc.num_batches):
+      sess.run(built.step_op)
+    elapsed = time.perf_counter() - start
+  print(json.dumps({
+      'model': rc.model.name, 'batch_size': rc.batch_size_per_worker,
+      'num_batches': rc.num_batches,
+      'images_per_sec': rc.num_batches * rc.batch_size_per_worker / elapsed,
+      'step_time_sec': elapsed / rc.num_batches}))
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Is the harness fast? Every performance goal, measured in one run, as ratios.
+
+  python benchmarks/performance.py [--models=resnet50,inception3,vgg16]
+      [--batch_size=32] [--num_batches=10] [--quick] [harness flags ...]
+
+Sections (each measurement a fresh process, started when other processes
+leave the CPU mostly idle; the ``others`` column is the CPU share other
+processes took while it ran):
+
+1. peak: this machine's float32 and bfloat16 peak GFLOP/s (the best of a
+   matmul and conv2d micro-benchmarks, tf_cnn_benchmarks/peak.py), measured
+   now and passed to every run as --peak_gflops.
+2. models: images/sec and model FLOP utilisation (MFU) per model, float32
+   and bfloat16 (--use_fp16), the bf16/fp32 speed ratio and how closely the
+   two loss curves agree.
+3. keras: ours vs the same network from keras.applications trained in a
+   tf.function with SGD, same batch and data (benchmarks/keras_reference.py).
+4. overhead: the harness on --model=trivial vs a bare session.run loop of
+   the same graph (benchmarks/bare_session_loop.py), with and without
+   --batch_group_size; runs interleaved, medians compared.
+5. input: the ImageNet input pipeline alone (benchmarks/input_pipeline.py)
+   vs resnet50's training rate.
+
+Unknown flags go to every harness model run (e.g. --xla_compile). Ratios
+are what to read: absolute numbers move +-30% between runs on a shared
+machine.
+"""
+
+import argparse
+import os
+import re
+import statistics
+import sys
+
+from subprocess_runs import REPO, Runner, share_text
+
+# Our model name -> keras.applications name.
+KERAS_NAMES = {'resnet50': 'ResNet50', 'inception3': 'InceptionV3',
+               'vgg16': 'VGG16'}
+KERAS_DEFAULT = ('resnet50', 'inception3')
+
+
+def parse_args(argv):
+  p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  p.add_argument('--models', default='resnet50,inception3,vgg16')
+  p.add_argument('--batch_size', type=int, default=32)
+  p.add_argument('--num_batches', type=int, default=10)
+  p.add_argument('--num_warmup_batches', type=int, default=3)
+  p.add_argument('--keras_models', default=None,
+                 help='Models to compare with keras.applications; default '
+                      'resnet50 and inception3 when measured.')
+  p.add_argument('--overhead_steps', type=int, default=400)
+  p.add_argument('--overhead_repeats', type=int, default=3)
+  p.add_argument('--batch_group_size', type=int, default=10,
+                 help='Group size tried in the overhead section.')
+  p.add_argument('--input_steps', type=int, default=40)
+  p.add_argument('--sections', default='peak,models,keras,overhead,input')
+  p.add_argument('--max_other_share', type=float, default=0.25,
+                 help='Start a measurement only when other processes use at '
+                      'most this share of the CPU (negative: never wait).')
+  p.add_argument('--result_dir', default=None)
+  p.add_argument('--quick', action='store_true',
+                 help='CI size: resnet50 only, batch 8, 3 steps, short '
+                      'overhead and input runs.')
+  args, extra = p.parse_known_args(argv)
+  if args.quick:
+    args.models, args.batch_size = 'resnet50', 8
+    args.num_batches, args.num_warmup_batches = 3, 1
+    args.overhead_steps, args.overhead_repeats = 100, 1
+    args.input_steps = 10
+  return args, extra
+
+
+def out(text=''):
+  print(text, flush=True)
+
+
+def section_peak(runner):
+  peaks = {}
+  for dtype in ('float32', 'bfloat16'):
+    e = runner.json_line(['-m', 'tf_cnn_benchmarks.peak', dtype])
+    peaks[dtype] = e['gflops']
+    out('peak %-8s %7.1f GFLOP/s  (matmul %.1f, conv2d %.1f; %s)  others%s'
+        % (dtype, e['gflops'], e['matmul_gflops'], e['conv2d_gflops'],
+           ', '.join('%s %.1f' % kv for kv in
+                     sorted(e['benchmarks_gflops'].items())),
+           share_text(e['other_cpu_share'])))
+  return peaks
+
+
+def _model_flags(args, model, extra):
+  return ['--model=%s' % model, '--batch_size=%d' % args.batch_size,
+          '--num_batches=%d' % args.num_batches,
+          '--num_warmup_batches=%d' % args.num_warmup_batches,
+          '--display_every=1000'] + list(extra)
+
+
+def median_rate(rec):
+  """Images/sec of the median timed step: one step disturbed by another
+  process moves it far less than the harness's total images/sec."""
+  times = rec['timing']['step_times_sec']
+  return rec['config']['global_batch_size'] / statistics.median(times)
+
+
+def _late_mean(losses):
+  half = losses[len(losses) // 2:]
+  return sum(half) / len(half)
+
+
+def section_models(runner, args, extra, peaks):
+  rows = {}
+  out('images/sec = batch / median step time; total = the harness\'s '
+      '"total images/sec"; MFU from the median rate, against the peak of '
+      'the run\'s dtype')
+  out('%-11s %-8s %10s %8s %10s %9s %7s %7s' % (
+      'model', 'dtype', 'images/sec', 'total', 'GFLOP/img', 'GFLOP/s', 'MFU',
+      'others'))
+  for model in args.models.split(','):
+    for dtype in ('float32', 'bfloat16'):
+      flags = _model_flags(args, model, extra)
+      if dtype == 'bfloat16':
+        flags.append('--use_fp16')
+      if peaks.get(dtype):
+        flags.append('--peak_gflops=%.3f' % peaks[dtype])
+      rec = runner.harness(flags)
+      s = rec['summary']
+      rows[(model, dtype)] = rec
+      rate = median_rate(rec)
+      gflops = (s['gflops_per_image'] or 0) * rate
+      out('%-11s %-8s %10.2f %8.2f %10.2f %9.1f %6s %7s' % (
+          model, dtype, rate, s['images_per_sec'], s['gflops_per_image'] or 0,
+          gflops, '%.1f%%' % (100 * gflops / peaks[dtype])
+          if peaks.get(dtype) else 'n/a',
+          share_text(rec['other_cpu_share'])))
+    fp32, bf16 = rows[(model, 'float32')], rows[(model, 'bfloat16')]
+    l32, l16 = fp32['timing']['step_losses'], bf16['timing']['step_losses']
+    out('%-11s bf16/fp32 images/sec = %.2fx (total: %.2fx); loss first -> '
+        'mean of the last half: fp32 %.3f -> %.3f, bf16 %.3f -> %.3f' % (
+            model, median_rate(bf16) / median_rate(fp32),
+            bf16['summary']['images_per_sec'] /
+            fp32['summary']['images_per_sec'], l32[0], _late_mean(l32),
+            l16[0], _late_mean(l16)))
+  return rows
+
+
+def section_keras(runner, args, rows, extra):
+  wanted = (args.keras_models.split(',') if args.keras_models else
+            [m for m in args.models.split(',') if m in KERAS_DEFAULT])
+  results = {}
+  out('images/sec of the median step, both sides')
+  out('%-11s %12s %12s %10s %7s' % ('model', 'ours img/s', 'keras img/s',
+                                    'ours/keras', 'others'))
+  for model in wanted:
+    ours = rows.get((model, 'float32'))
+    if ours is None:
+      ours = runner.harness(_model_flags(args, model, extra))
+    keras = runner.json_line([
+        os.path.join(REPO, 'benchmarks', 'keras_reference.py'),
+        '--model=%s' % KERAS_NAMES[model], '--batch_size=%d' % args.batch_size,
+        '--num_batches=%d' % args.num_batches,
+        '--num_warmup_batches=%d' % args.num_warmup_batches])
+    rate = median_rate(ours)
+    keras_rate = args.batch_size / statistics.median(keras['step_times_sec'])
+    results[model] = (rate, keras_rate)
+    out('%-11s %12.2f %12.2f %9.2fx %7s' % (
+        model, rate, keras_rate, rate / keras_rate,
+        share_text(keras['other_cpu_share'])))
+  return results
+
+
+def section_overhead(runner, args):
+  common = ['--model=trivial', '--batch_size=32',
+            '--num_batches=%d' % args.overhead_steps,
+            '--num_warmup_batches=20']
+  bare_cmd = [os.path.join(REPO, 'benchmarks', 'bare_session_loop.py'),
+              '--device=cpu'] + common
+  group = '--batch_group_size=%d' % args.batch_group_size
+  rates = {'bare': [], 'harness': [], 'harness_grouped': []}
+  for _ in range(args.overhead_repeats):
+    rates['bare'].append(runner.json_line(bare_cmd)['images_per_sec'])
+    rates['harness'].append(runner.harness(
+        common + ['--peak_gflops=1'])['summary']['images_per_sec'])
+    rates['harness_grouped'].append(runner.harness(
+        common + ['--peak_gflops=1', group])['summary']['images_per_sec'])
+  med = {k: statistics.median(v) for k, v in rates.items()}
+  for key, label in (('bare', 'bare session.run loop'),
+                     ('harness', 'harness'),
+                     ('harness_grouped', 'harness ' + group)):
+    overhead = med['bare'] / med[key] - 1
+    out('trivial %-34s %9.1f images/sec  step time %+5.1f%% vs bare  (%s)'
+        % (label, med[key], 100 * overhead,
+           ', '.join('%.0f' % r for r in rates[key])))
+  return med
+
+
+def section_input(runner, args, rows, extra):
+  script = os.path.join(REPO, 'benchmarks', 'input_pipeline.py')
+  if not (os.path.exists(script) and os.path.exists(
+      os.path.join(REPO, 'preprocessing', 'input_benchmark.py'))):
+    out('input: skipped (no input pipeline benchmark in this checkout)')
+    return None
+  stdout, share, _ = runner.run([sys.executable, script,
+                                 '--batch_size=%d' % args.batch_size,
+                                 '--steps=%d' % args.input_steps])
+  match = re.search(r'input-only images/sec: ([\d.]+)', stdout)
+  input_rate = float(match.group(1))
+  train = rows.get(('resnet50', 'float32'))
+  if train is None:
+    train = runner.harness(_model_flags(args, 'resnet50', extra))
+  train_rate = median_rate(train)
+  out('input-only %.1f images/sec vs resnet50 training %.2f images/sec: '
+      '%.1fx  (others %s)' % (input_rate, train_rate, input_rate / train_rate,
+                              share_text(share).strip()))
+  return input_rate / train_rate
+
+
+def main(argv):
+  args, extra = parse_args(argv)
+  share = None if args.max_other_share < 0 else args.max_other_share
+  runner = Runner(max_other_share=share, result_dir=args.result_dir,
+                  log=lambda m: print('  .. ' + m, file=sys.stderr,
+                                      flush=True))
+  sections = args.sections.split(',')
+  out('benchmarks/performance.py %s' % ' '.join(argv))
+  out('records: %s' % runner.result_dir)
+  peaks, rows = {}, {}
+  if 'peak' in sections:
+    out('\n== 1. peak')
+    peaks = section_peak(runner)
+  if 'models' in sections:
+    out('\n== 2. models (batch %d, synthetic, %d timed steps)' % (
+        args.batch_size, args.num_batches))
+    rows = section_models(runner, args, extra, peaks)
+  if 'keras' in sections:
+    out('\n== 3. ours vs keras.applications (float32, tf.function, SGD)')
+    section_keras(runner, args, rows, extra)
+  if 'overhead' in sections:
+    out('\n== 4. harness overhead (trivial, batch 32, %d steps, median of %d)'
+        % (args.overhead_steps, args.overhead_repeats))
+    section_overhead(runner, args)
+  if 'input' in sections:
+    out('\n== 5. input pipeline vs training')
+    section_input(runner, args, rows, extra)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,214 @@
+"""Shared pieces of the cluster tests: tiny runs, processes, records.
+
+Every cluster here is a real multi-process TensorFlow cluster on loopback
+(or on a veth pair between network namespaces), kept tiny: the trivial
+model at 32x32, batch 2, a few steps. Every process a test starts is killed
+in a finally, whatever happened.
+"""
+
+import glob
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from tests.driver_helpers import REPO, SCRIPT, run_quietly
+
+NUM_BATCHES = 4
+FAULT_ENV = 'TF_CNN_BENCHMARKS_TEST_FAULT'
+
+
+def tiny_flags(result_dir, **overrides):
+  """Benchmark flags of a tiny, deterministic training run.
+
+  The learning rate is tiny because synthetic images are pixel-valued and
+  the trivial model diverges on them at its default rate; the losses still
+  move by ~0.1 per step, plenty to tell a right update from a wrong one.
+  """
+  settings = dict(
+      model='trivial', data_name='cifar10', device='cpu', batch_size=2,
+      num_batches=NUM_BATCHES, num_warmup_batches=1, display_every=1,
+      optimizer='momentum', init_learning_rate=1e-9, result_dir=result_dir,
+      startup_timeout=60, stall_timeout=60)
+  settings.update(overrides)
+  return ['--%s=%s' % kv for kv in settings.items()]
+
+
+def child_env(extra=None):
+  env = dict(os.environ)
+  env.pop('TF_CPP_MIN_LOG_LEVEL', None)  # the harness quiets TF itself
+  env.pop(FAULT_ENV, None)  # only a test that means it injects a fault
+  env['PYTHONUNBUFFERED'] = '1'
+  env.update(extra or {})
+  return env
+
+
+def start(argv, prefix=(), log_path=None, env=None):
+  """Starts a process in its own process group, output to a file.
+
+  ``env``: extra environment variables (e.g. a test fault).
+  """
+  out = open(log_path, 'wb') if log_path else subprocess.DEVNULL
+  try:
+    return subprocess.Popen(
+        list(prefix) + [sys.executable] + list(argv), cwd=REPO,
+        stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        env=child_env(env), start_new_session=True)
+  finally:
+    if log_path:
+      out.close()
+
+
+def kill(processes):
+  """SIGKILLs every process (group) still running and reaps it."""
+  for p in processes:
+    if p.poll() is None:
+      try:
+        os.killpg(p.pid, signal.SIGKILL)
+      except ProcessLookupError:
+        pass
+    p.wait()
+
+
+def launch(launcher_args, benchmark_flags, timeout=150):
+  """Runs `tf_cnn_benchmarks launch`; returns (returncode, output)."""
+  process = subprocess.Popen(
+      [sys.executable, SCRIPT, 'launch'] + list(launcher_args) + ['--'] +
+      list(benchmark_flags), cwd=REPO, stdout=subprocess.PIPE,
+      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
+      start_new_session=True)
+  try:
+    out, _ = process.communicate(timeout=timeout)
+    return process.returncode, out.decode(errors='replace')
+  finally:
+    kill([process])
+
+
+def task_lines(output, label):
+  """Lines task ``label`` printed, without the launcher's prefix."""
+  prefix = '[%s] ' % label
+  return [l[len(prefix):] for l in output.splitlines()
+          if l.startswith(prefix)]
+
+
+def records(result_dir):
+  """{'worker0': record, ...} of every run record in result_dir."""
+  found = {}
+  for path in glob.glob(os.path.join(result_dir, '*.json')):
+    with open(path) as f:
+      rec = json.load(f)
+    config = rec['config']
+    found['%s%d' % (config['job_name'], config['task_index'])] = rec
+  return found
+
+
+def step_losses(rec):
+  return rec['timing']['step_losses']
+
+
+def chief_global_steps(lines):
+  """Global-step increments the chief saw over its timed loop."""
+  for line in lines:
+    m = re.match(r'^cluster images/sec: [0-9.]+ \(from the global step: '
+                 r'(\d+) steps', line)
+    if m:
+      return int(m.group(1))
+  return None
+
+
+def free_port(host='127.0.0.1'):
+  with socket.socket() as s:
+    s.bind((host, 0))
+    return s.getsockname()[1]
+
+
+def pid_alive(pid):
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  # A zombie is dead for our purposes.
+  try:
+    with open('/proc/%d/stat' % pid) as f:
+      return f.read().split(')')[-1].split()[0] != 'Z'
+  except OSError:
+    return False
+
+
+def wait_for(predicate, timeout, what):
+  deadline = time.monotonic() + timeout
+  while not predicate():
+    if time.monotonic() > deadline:
+      raise AssertionError('timed out after %.0f s waiting for %s' % (
+          timeout, what))
+    time.sleep(0.2)
+
+
+def local_losses(**overrides):
+  """Step losses of the same tiny run in one process (the reference)."""
+  settings = dict(model='trivial', data_name='cifar10', batch_size=2,
+                  num_batches=NUM_BATCHES, num_warmup_batches=1,
+                  optimizer='momentum', init_learning_rate=1e-9,
+                  variable_update='replicated')
+  settings.update(overrides)
+  result, text = run_quietly(**settings)
+  assert result.exit_code == 0, text
+  return result.times.losses
+
+
+def read(path):
+  with open(path) as f:
+    return f.read()
+
+
+def launch_in_background(tmp_path, workers=2, ps=1, env=None, **overrides):
+  """Starts `launch` on a long tiny run; returns (process, log path)."""
+  log = str(tmp_path / 'launch.log')
+  settings = dict(variable_update='parameter_server', num_batches=100000,
+                  display_every=50)
+  settings.update(overrides)
+  flags = tiny_flags(str(tmp_path), **settings)
+  process = start([SCRIPT, 'launch', '--ps', str(ps), '--workers',
+                   str(workers), '--'] + flags, log_path=log, env=env)
+  return process, log
+
+
+def task_pids(output):
+  """{'worker1': pid, ...} from the launcher's "started" line."""
+  m = re.search(r'\[launch\] started (.*)', output)
+  return {label: int(pid) for label, pid in re.findall(
+      r'(\w+) \(pid (\d+)\)', m.group(1))} if m else {}
+
+
+def wait_until_step(process, log, label='worker1', step=50, timeout=90):
+  """Waits until task ``label`` reported timed step ``step``; its pids."""
+  def reached():
+    assert process.poll() is None, read(log)
+    return re.search(r'\[%s\] %d\t' % (label, step), read(log)) is not None
+  wait_for(reached, timeout, '%s to reach step %d' % (label, step))
+  return task_pids(read(log))
+
+
+def assert_no_orphans(pids):
+  """Every task process is gone (a zombie counts as gone)."""
+  survivors = {label: pid for label, pid in pids.items() if pid_alive(pid)}
+  for pid in survivors.values():
+    os.kill(pid, signal.SIGKILL)
+  assert not survivors, 'survived: %s' % survivors
+
+
+def assert_checkpoint_restores(train_dir):
+  """The latest checkpoint in train_dir restores (an eval run reads it, as
+  a user would); returns its global step."""
+  result, text = run_quietly(
+      model='trivial', data_name='cifar10', batch_size=2, eval=True,
+      variable_update='parameter_server', train_dir=train_dir,
+      num_batches=1, num_warmup_batches=0)
+  assert result.exit_code == 0, text
+  m = re.search(r'Restored checkpoint (\S+) \(global step (\d+)\)', text)
+  assert m, text
+  return int(m.group(2))

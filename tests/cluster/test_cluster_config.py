@@ -1,0 +1,185 @@
+"""Cluster descriptions, roles and the launcher's task list (no cluster).
+
+Fast checks of what is decided before any server starts: host lists, spec
+files (plain and TF_CONFIG), roles, device filters, ps placement, the
+protocol check, and bad input ending as a one-paragraph usage error.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+from tests.cluster import helpers
+from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks import launcher
+from tf_cnn_benchmarks.variable_update import cluster_base
+
+PS = '10.0.0.1:2222'
+WORKERS = '10.0.0.2:2222,10.0.0.3:2222'
+
+
+def _role(**overrides):
+  settings = dict(job_name='worker', ps_hosts=PS, worker_hosts=WORKERS)
+  settings.update(overrides)
+  return cluster.resolve_role(flags.make_params(**settings))
+
+
+def test_worker_role_from_host_flags():
+  role = _role(task_index=1)
+  assert (role.job_name, role.task_index, role.num_workers, role.num_ps) == (
+      'worker', 1, 2, 1)
+  assert not role.is_chief and _role().is_chief
+  # A between-graph worker's sessions see the ps tasks and itself only.
+  assert role.device_filters() == ['/job:ps', '/job:worker/task:1']
+  towers, global_step_device, workers = cluster.placement(role, 'cpu', 2)
+  assert towers == ['/job:worker/task:1/device:CPU:0',
+                    '/job:worker/task:1/device:CPU:1']
+  assert global_step_device.startswith('/job:ps/task:0')
+  assert workers == 2
+
+
+def test_controller_drives_every_worker_device():
+  role = _role(job_name='controller', ps_hosts='', controller_host=
+               '10.0.0.9:2222', variable_update='distributed_all_reduce')
+  assert role.is_chief and role.trains
+  assert role.serving_tasks() == [('worker', 0), ('worker', 1)]
+  towers, _, workers = cluster.placement(role, 'cpu', 1)
+  assert towers == ['/job:worker/task:0/device:CPU:0',
+                    '/job:worker/task:1/device:CPU:0'] and workers == 1
+  worker = _role(ps_hosts='', controller_host='10.0.0.9:2222',
+                 variable_update='distributed_all_reduce')
+  assert not worker.trains and worker.clients() == [('controller', 0)]
+
+
+@pytest.mark.parametrize('overrides, message', [
+    (dict(worker_hosts='10.0.0.2'), "'10.0.0.2' is not host:port"),
+    (dict(worker_hosts='10.0.0.2:99999'), 'is not host:port'),
+    (dict(task_index=2), '--task_index=2 is out of range: job worker has 2'),
+    (dict(job_name='ps', task_index=1), 'job ps has 1 task(s)'),
+    (dict(ps_hosts=''), 'keeps the variables on parameter servers'),
+    (dict(variable_update='collective_all_reduce'), 'uses no parameter '
+     'servers'),
+    (dict(ps_hosts='', variable_update='distributed_all_reduce'),
+     'give --controller_host'),
+    (dict(job_name='controller'), 'A controller task only exists'),
+    (dict(ps_hosts='10.0.0.2:2222'), 'Two tasks share the address'),
+    (dict(cluster_spec='/no/such/spec.json', job_name='', ps_hosts='',
+          worker_hosts=''), 'no such file'),
+])
+def test_bad_cluster_descriptions_are_usage_errors(overrides, message):
+  with pytest.raises(flags.UsageError) as e:
+    _role(**overrides)
+  assert message in str(e.value)
+  assert '\n' not in str(e.value)
+
+
+@pytest.mark.parametrize('overrides, message', [
+    (dict(variable_update='replicated'), 'runs in a single process'),
+    (dict(server_protocol='grpc+foo'), 'not a TensorFlow server protocol'),
+    (dict(variable_update='collective_all_reduce', ps_hosts='',
+          cross_replica_sync=False), 'synchronous by construction'),
+])
+def test_bad_cluster_flags_are_usage_errors(overrides, message):
+  with pytest.raises(flags.UsageError) as e:
+    _role(**overrides)
+  assert message in str(e.value)
+
+
+def test_plain_spec_file(tmp_path):
+  spec = tmp_path / 'cluster.json'
+  spec.write_text(json.dumps({'ps': [PS], 'worker': WORKERS.split(',')}))
+  role = cluster.resolve_role(flags.make_params(
+      cluster_spec=str(spec), job_name='ps'))
+  assert role.job_name == 'ps' and role.jobs['worker'] == tuple(
+      WORKERS.split(','))
+  filled = cluster.apply_role_to_params(flags.make_params(
+      cluster_spec=str(spec), job_name='ps'), role)
+  assert (filled.ps_hosts, filled.worker_hosts) == (PS, WORKERS)
+
+
+def test_tf_config_spec_file_with_a_chief(tmp_path):
+  """TF_CONFIG's chief becomes worker 0; its workers shift up by one."""
+  spec = tmp_path / 'tf_config.json'
+  spec.write_text(json.dumps({
+      'cluster': {'chief': ['10.0.0.5:1'], 'worker': WORKERS.split(','),
+                  'ps': [PS]},
+      'task': {'type': 'worker', 'index': 1}}))
+  role = cluster.resolve_role(flags.make_params(cluster_spec=str(spec)))
+  assert (role.job_name, role.task_index, role.num_workers) == (
+      'worker', 2, 3)
+  assert role.jobs['worker'][0] == '10.0.0.5:1'
+  with pytest.raises(flags.UsageError, match='contradict'):
+    cluster.resolve_role(flags.make_params(
+        cluster_spec=str(spec), job_name='ps', task_index=0))
+  with pytest.raises(flags.UsageError, match='either the file or the host'):
+    cluster.resolve_role(flags.make_params(
+        cluster_spec=str(spec), worker_hosts=WORKERS))
+
+
+def test_ps_placement_spreads_variables_by_size():
+  placer = cluster_base.PsPlacer(2)
+  placed = {}
+  with tf.Graph().as_default():
+    with tf.compat.v1.device(placer.device_function('/job:worker/task:0')):
+      for name, shape in (('big', [1000, 100]), ('medium', [600, 100]),
+                          ('small', [300, 100]), ('tiny', [10])):
+        v = tf.compat.v1.get_variable(name, shape)
+        placed[name] = v.device
+  assert placed['big'].startswith('/job:ps/task:0')
+  assert placed['medium'].startswith('/job:ps/task:1')
+  assert placed['small'].startswith('/job:ps/task:1')
+  assert placed['tiny'].startswith('/job:ps/task:1')
+  assert placer.loads == [400000, 360040]
+
+
+def test_available_protocols_are_read_from_the_error():
+  text = ('No server factory registered for the given ServerDef: ... The '
+          'available server factories are: [ GRPC_SERVER VERBS_SERVER ]')
+  assert cluster.available_protocols(text) == ['grpc', 'grpc+verbs']
+
+
+def test_launcher_task_list():
+  args = launcher.make_parser().parse_args(['--workers', '2'])
+  tasks = launcher.build_tasks(args, ['--variable_update='
+                                      'distributed_all_reduce'])
+  assert [t.label for t in tasks] == ['worker0', 'worker1', 'controller0']
+  argv = tasks[2].argv
+  assert '--job_name=controller' in argv and any(
+      a.startswith('--controller_host=127.0.0.1:') for a in argv)
+  tasks = launcher.build_tasks(args, [])  # parameter_server: one ps
+  assert [t.label for t in tasks] == ['ps0', 'worker0', 'worker1']
+  assert len({t.address for t in tasks}) == 3
+  with pytest.raises(flags.UsageError, match='remove --task_index'):
+    launcher.build_tasks(args, ['--task_index=1'])
+
+
+def _cli(*args, timeout=120):
+  return subprocess.run([sys.executable, helpers.SCRIPT] + list(args),
+                        cwd=helpers.REPO, capture_output=True, text=True,
+                        timeout=timeout, env=helpers.child_env())
+
+
+def test_bad_host_list_exits_2_before_tensorflow_loads():
+  out = _cli('--job_name=worker', '--worker_hosts=10.0.0.2',
+             '--ps_hosts=' + PS)
+  assert out.returncode == exit_codes.USAGE
+  assert out.stderr.startswith('Error: --worker_hosts:')
+  assert 'tensorflow' not in out.stderr.lower()
+
+
+@pytest.mark.timeout(120)
+def test_missing_protocol_is_one_line_and_exit_2():
+  out = _cli('--job_name=worker', '--worker_hosts=127.0.0.1:1',
+             '--ps_hosts=127.0.0.1:2', '--server_protocol=grpc+verbs')
+  assert out.returncode == exit_codes.USAGE, out.stderr
+  errors = [l for l in out.stderr.splitlines() if l.startswith('Error:')]
+  assert len(errors) == 1, out.stderr
+  assert ('has no server for --server_protocol=grpc+verbs; it has: grpc.'
+          in errors[0])
+  assert 'built from source with verbs support' in errors[0]
+  assert out.stdout == ''

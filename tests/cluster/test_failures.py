@@ -1,0 +1,137 @@
+"""A cluster that cannot complete ends by itself, saying who was missing."""
+
+import os
+import re
+import signal
+import socket
+import time
+
+import pytest
+
+from tests.cluster import helpers
+from tf_cnn_benchmarks import exit_codes
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.mark.timeout(120)
+def test_missing_worker_is_named_and_everyone_exits(tmp_path):
+  """worker1 never starts: worker0's start barrier and ps0 both give up."""
+  ps = '127.0.0.1:%d' % helpers.free_port()
+  workers = '127.0.0.1:%d,127.0.0.1:%d' % (helpers.free_port(),
+                                           helpers.free_port())
+  common = helpers.tiny_flags(tmp_path, variable_update='parameter_server',
+                              startup_timeout=6) + [
+                                  '--ps_hosts=' + ps,
+                                  '--worker_hosts=' + workers]
+  logs = {name: str(tmp_path / (name + '.log')) for name in ('ps0',
+                                                              'worker0')}
+  procs = []
+  try:
+    procs.append(helpers.start([helpers.SCRIPT] + common + [
+        '--job_name=ps', '--task_index=0'], log_path=logs['ps0']))
+    procs.append(helpers.start([helpers.SCRIPT] + common + [
+        '--job_name=worker', '--task_index=0'], log_path=logs['worker0']))
+    ps_code = procs[0].wait(timeout=90)
+    worker_code = procs[1].wait(timeout=30)
+  finally:
+    helpers.kill(procs)
+  with open(logs['worker0']) as f:
+    worker_out = f.read()
+  with open(logs['ps0']) as f:
+    ps_out = f.read()
+  assert worker_code == exit_codes.UNREACHABLE, worker_out
+  assert re.search(r'worker1 never reached the initialisation barrier '
+                   r'within 6 s', worker_out), worker_out
+  assert ps_code == exit_codes.RUN_FAILED, ps_out
+  assert 'worker0 is done' in ps_out
+  assert 'worker1 never appeared within 6 s' in ps_out, ps_out
+  rec = helpers.records(str(tmp_path))['worker0']
+  assert rec['status'] == 'unreachable'
+  assert rec['failure']['task'] == 'worker1'
+  assert 'Root cause: worker1 (ClusterWaitTimeout)' in worker_out
+
+
+def _run_alone(tmp_path, ps_hosts, timeout):
+  """worker0 of a cluster whose ps tasks are at ``ps_hosts``; returns
+  (exit code, output, seconds taken)."""
+  log = str(tmp_path / 'worker0.log')
+  flags = helpers.tiny_flags(str(tmp_path), variable_update='parameter_server',
+                             startup_timeout=3) + [
+      '--ps_hosts=' + ','.join(ps_hosts),
+      '--worker_hosts=127.0.0.1:%d' % helpers.free_port(),
+      '--job_name=worker', '--task_index=0']
+  started = time.monotonic()
+  proc = helpers.start([helpers.SCRIPT] + flags, log_path=log)
+  try:
+    code = proc.wait(timeout=timeout)
+  finally:
+    helpers.kill([proc])
+  return code, helpers.read(log), time.monotonic() - started
+
+
+@pytest.mark.timeout(60)
+def test_absent_peers_are_named_with_address_and_reason(tmp_path):
+  refused = '127.0.0.1:%d' % helpers.free_port()
+  code, output, took = _run_alone(
+      tmp_path, [refused, 'no-such-host.invalid:2222'], timeout=45)
+  assert code == exit_codes.UNREACHABLE, output
+  assert took < 30, output
+  assert ('no server answered at ps0 (%s: connection refused), ps1 '
+          '(no-such-host.invalid:2222: host name unknown' % refused) in output
+  rec = helpers.records(str(tmp_path))['worker0']
+  assert rec['status'] == 'unreachable'
+  assert rec['failure']['task'] == 'ps0'
+
+
+@pytest.mark.timeout(60)
+def test_session_creation_with_a_silent_peer_is_bounded(tmp_path):
+  """ps0's port accepts connections but nothing answers: TensorFlow would
+  wait forever creating the session; the watchdog ends it (exit 4)."""
+  with socket.socket() as silent:
+    silent.bind(('127.0.0.1', 0))
+    silent.listen(16)
+    address = '127.0.0.1:%d' % silent.getsockname()[1]
+    code, output, took = _run_alone(tmp_path, [address], timeout=45)
+  assert code == exit_codes.UNREACHABLE, output
+  assert took < 30, output
+  assert ('unreachable: ps0 (%s: accepts connections but never answered '
+          'TensorFlow\'s session creation)' % address) in output, output
+  assert 'Root cause: ps0 (PeerUnreachable)' in output
+  assert helpers.records(str(tmp_path))['worker0']['status'] == 'unreachable'
+
+
+@pytest.mark.timeout(150)
+def test_launcher_sigterm_tears_every_task_down(tmp_path):
+  process, log = helpers.launch_in_background(tmp_path)
+  try:
+    pids = helpers.wait_until_step(process, log)
+    process.send_signal(signal.SIGTERM)
+    code = process.wait(timeout=30)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert code == exit_codes.INTERRUPTED, output
+  assert 'stopping the cluster: stopped by SIGTERM' in output
+  assert 'cluster summary' in output
+  for label, pid in pids.items():
+    assert not helpers.pid_alive(pid), '%s (pid %d) survived' % (label, pid)
+
+
+@pytest.mark.timeout(150)
+def test_killed_launcher_leaves_no_orphans(tmp_path):
+  """Even SIGKILL, which the launcher cannot handle: PR_SET_PDEATHSIG."""
+  process, log = helpers.launch_in_background(tmp_path)
+  pids = {}
+  try:
+    pids = helpers.wait_until_step(process, log)
+    process.kill()
+    process.wait()
+    helpers.wait_for(lambda: not any(helpers.pid_alive(p)
+                                     for p in pids.values()),
+                     15, 'the tasks to die with the launcher')
+  finally:
+    helpers.kill([process])
+    for pid in pids.values():
+      if helpers.pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,297 @@
+"""Faults in a running cluster end it within a bound, naming the first one.
+
+Each test runs a real cluster on loopback through the launcher (or by
+hand), breaks it mid-run — a SIGKILL, a test-only stall or out-of-memory
+error (tf_cnn_benchmarks/fault_injection.py), corrupt data, a SIGTERM —
+and checks what the issue asks of every such case: it ends within its
+bound; the right task and cause are named by every task and the launcher;
+the exit code is the documented one; no process is left behind; each run
+record says what happened; the last checkpoint still restores.
+"""
+
+import os
+import re
+import shutil
+import signal
+import time
+
+import pytest
+
+from tests.cluster import helpers
+from tf_cnn_benchmarks import exit_codes
+
+pytestmark = pytest.mark.cluster
+
+# Lines of secondary errors, which must never be shown as the cause.
+SECONDARY = ('closed Session', 'Socket closed', 'Cancelled', 'Graph execution')
+
+
+def failure_lines(output, label):
+  return [l for l in helpers.task_lines(output, label)
+          if l.startswith(('Run failed: ', 'Run stalled: '))]
+
+
+def run_and_kill(tmp_path, victim, after=('worker1', 50), **overrides):
+  """Launches, kills ``victim`` with SIGKILL once ``after`` reached its
+  step; returns (exit code, output, task pids, seconds from kill to end)."""
+  process, log = helpers.launch_in_background(tmp_path, **overrides)
+  try:
+    pids = helpers.wait_until_step(process, log, *after)
+    killed_at = time.monotonic()
+    os.kill(pids[victim], signal.SIGKILL)
+    code = process.wait(timeout=60)
+    took = time.monotonic() - killed_at
+  finally:
+    helpers.kill([process])
+  return code, helpers.read(log), pids, took
+
+
+@pytest.mark.timeout(150)
+def test_chief_killed_while_saving_every_step(tmp_path):
+  """Synchronous: worker1 names worker0 within seconds; the checkpoint the
+  chief was writing at every step still restores, and a new run resumes
+  from it."""
+  train_dir = str(tmp_path / 'train')
+  code, output, pids, took = run_and_kill(
+      tmp_path, 'worker0', after=('worker1', 30), display_every=10,
+      train_dir=train_dir, save_model_steps=1)
+  assert code == exit_codes.RUN_FAILED, output
+  assert took < 20, output
+  assert 'First failure: worker0 was killed by SIGKILL' in output, output
+  worker1 = helpers.task_lines(output, 'worker1')
+  assert 'Root cause: worker0 (PeerGone)' in worker1, output
+  assert failure_lines(output, 'worker1')[0].startswith(
+      'Run failed: worker0 is gone'), output
+  assert any('worker0' in l and 'left without saying done' in l
+             for l in helpers.task_lines(output, 'ps0')), output
+  recs = helpers.records(str(tmp_path))
+  assert set(recs) == {'worker1'}  # worker0 was killed before writing
+  assert recs['worker1']['status'] == 'failed'
+  assert recs['worker1']['failure']['task'] == 'worker0'
+  assert recs['worker1']['failure']['type'] == 'PeerGone'
+  helpers.assert_no_orphans(pids)
+  step = helpers.assert_checkpoint_restores(train_dir)
+  assert step >= 30
+  # Resume: a new cluster on the same train_dir starts from that step.
+  resumed = tmp_path / 'resumed'
+  resumed.mkdir()
+  code, output = helpers.launch(['--workers', '2'], helpers.tiny_flags(
+      str(resumed), variable_update='parameter_server', train_dir=train_dir,
+      num_batches=2))
+  assert code == 0, output
+  assert re.search(r'\[worker0\] Restored checkpoint \S+-%d \(global step '
+                   r'%d\)' % (step, step), output), output
+
+
+@pytest.mark.timeout(120)
+def test_worker_killed_asynchronous_others_carry_on(tmp_path):
+  code, output, pids, took = run_and_kill(
+      tmp_path, 'worker1', after=('worker1', 100), cross_replica_sync=False,
+      num_batches=3000, display_every=100)
+  assert took < 60
+  # The survivor finished every step, said what happened, and succeeded.
+  worker0 = helpers.task_lines(output, 'worker0')
+  assert any(l.startswith('3000\t') for l in worker0), output
+  assert any(l.startswith('worker1 is gone') and 'carry on' in l
+             for l in worker0), output
+  rec = helpers.records(str(tmp_path))['worker0']
+  assert rec['status'] == 'ok'
+  assert [f['task'] for f in rec['peer_failures']] == ['worker1']
+  # The run as a whole failed, first at worker1.
+  assert code == exit_codes.RUN_FAILED, output
+  assert 'First failure: worker1 was killed by SIGKILL' in output
+  assert re.search(r'\[launch\] worker0 +exit 0', output), output
+  helpers.assert_no_orphans(pids)
+
+
+@pytest.mark.timeout(120)
+def test_ps_killed_every_worker_names_it(tmp_path):
+  train_dir = str(tmp_path / 'train')
+  code, output, pids, took = run_and_kill(
+      tmp_path, 'ps0', train_dir=train_dir, save_model_steps=20)
+  assert code == exit_codes.RUN_FAILED, output
+  assert took < 20, output
+  assert 'First failure: ps0 was killed by SIGKILL' in output
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert 'Root cause: ps0 (PeerGone)' in helpers.task_lines(output, label)
+    line = failure_lines(output, label)[0]
+    assert line.startswith('Run failed: ps0 is gone'), output
+    assert recs[label]['status'] == 'failed'
+    assert recs[label]['failure']['task'] == 'ps0'
+  helpers.assert_no_orphans(pids)
+  helpers.assert_checkpoint_restores(train_dir)
+
+
+@pytest.mark.timeout(120)
+def test_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
+  """worker1 blocks before its step 8 (test fault): a stall report from
+  every task, then exit 3 naming worker1; no checkpoint while stalled."""
+  train_dir = str(tmp_path / 'train')
+  started = time.monotonic()
+  process, log = helpers.launch_in_background(
+      tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step8'},
+      display_every=1, stall_timeout=4, stall_shutdown_timeout=3,
+      train_dir=train_dir, save_model_steps=2)
+  try:
+    code = process.wait(timeout=90)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert time.monotonic() - started < 75
+  assert code == exit_codes.STALLED, output
+  for label in ('worker0', 'worker1', 'ps0'):
+    lines = helpers.task_lines(output, label)
+    assert any(l.startswith('Stall report from %s: no step completed in the '
+                            'cluster for' % label) for l in lines), output
+    assert ('  steps: worker0 in step 8, worker1 done with step 7, not in '
+            'a step') in lines, output
+    assert any(l.startswith('  missing from the newest step: worker1')
+               for l in lines), output
+  assert any(l.startswith("  this task: step 8: waiting for every worker's "
+                          'gradient') for l in
+             helpers.task_lines(output, 'worker0')), output
+  assert any(l.startswith('  this task: held before step 8') for l in
+             helpers.task_lines(output, 'worker1')), output
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert 'Root cause: worker1 (Stalled)' in helpers.task_lines(output,
+                                                                  label)
+    assert recs[label]['status'] == 'stalled'
+    assert recs[label]['failure']['task'] == 'worker1'
+  assert re.search(r'First failure: worker1: no step completed in the '
+                   r'cluster for \d+ s; worker1 is stuck', output), output
+  # The chief saved every 2 steps until the stall, never during it.
+  assert helpers.assert_checkpoint_restores(train_dir) <= 7
+  helpers.assert_no_orphans(helpers.task_pids(output))
+
+
+@pytest.mark.timeout(120)
+def test_out_of_memory_on_one_worker_is_the_root_cause(tmp_path):
+  """worker1's step 5 raises a real ResourceExhaustedError (test fault):
+  every task and the launcher name it with the hint, never the errors it
+  caused. Also: one device line per task, no TensorFlow log lines."""
+  process, log = helpers.launch_in_background(
+      tmp_path, workers=3, env={helpers.FAULT_ENV: 'oom:worker1:step5'},
+      display_every=1)
+  try:
+    code = process.wait(timeout=90)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert code == exit_codes.RUN_FAILED, output
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1', 'worker2'):
+    lines = helpers.task_lines(output, label)
+    assert 'Root cause: worker1 (ResourceExhaustedError)' in lines, output
+    failed = failure_lines(output, label)[0]
+    assert 'OOM when allocating tensor with shape[4096,4096,64]' in failed
+    assert not any(s in failed for s in SECONDARY), failed
+    assert any(l.startswith('Hint: Out of memory with 2 images per device '
+                            'of 32x32') and '--batch_size=1' in l
+               for l in lines), output
+    assert recs[label]['status'] == 'failed'
+    assert recs[label]['failure']['type'] == 'ResourceExhaustedError'
+    assert recs[label]['failure']['task'] == 'worker1'
+  assert failure_lines(output, 'worker0')[0].startswith(
+      'Run failed: worker1 failed first: OOM')
+  assert re.search(r'\[launch\] First failure: worker1: OOM when allocating',
+                   output), output
+  assert '[launch] Hint: Out of memory' in output
+  # Log hygiene: one summary line per task instead of TensorFlow's lines.
+  for label in ('ps0', 'worker0', 'worker1', 'worker2'):
+    devices = [l for l in helpers.task_lines(output, label)
+               if l.startswith('Devices: %s: ' % label)]
+    assert len(devices) == 1, output
+  assert not re.search(r'^\[\w+\] [IW]\d{4} ', output, re.M), output
+  assert 'Started server' not in output
+  helpers.assert_no_orphans(helpers.task_pids(output))
+
+
+def _imagenet_shards(root):
+  """A tiny ImageNet-format train set: (good dir, copy with a corrupt
+  record in the middle)."""
+  from preprocessing import build_dataset  # pylint: disable=g-import-not-at-top
+  from preprocessing import generated_data  # pylint: disable=g-import-not-at-top
+  images, good = str(root / 'images'), str(root / 'good')
+  generated_data.make_image_folder(images, num_classes=3, images_per_class=8)
+  build_dataset.build(images, good, num_train_shards=1,
+                      num_validation_shards=1, validation_fraction=0.1,
+                      log=lambda *a: None)
+  bad = str(root / 'bad')
+  shutil.copytree(good, bad)
+  shard = [os.path.join(bad, n) for n in os.listdir(bad)
+           if n.startswith('train-')][0]
+  data = bytearray(open(shard, 'rb').read())
+  data[len(data) // 2] ^= 0xFF  # a record's checksum no longer matches
+  open(shard, 'wb').write(bytes(data))
+  return good, bad, shard
+
+
+@pytest.mark.timeout(150)
+def test_corrupt_data_on_one_worker_is_named_by_all(tmp_path):
+  """Started by hand: worker1 alone reads a shard with a corrupt record."""
+  good, bad, shard = _imagenet_shards(tmp_path)
+  ps = '127.0.0.1:%d' % helpers.free_port()
+  workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
+  common = helpers.tiny_flags(
+      str(tmp_path), model='lenet', data_name='imagenet',
+      variable_update='parameter_server', num_batches=200,
+      display_every=10) + ['--ps_hosts=' + ps,
+                           '--worker_hosts=' + ','.join(workers)]
+  tasks = [('ps0', ['--job_name=ps', '--task_index=0']),
+           ('worker0', ['--job_name=worker', '--task_index=0',
+                        '--data_dir=' + good]),
+           ('worker1', ['--job_name=worker', '--task_index=1',
+                        '--data_dir=' + bad])]
+  logs, procs, codes = {}, [], {}
+  try:
+    for label, own in tasks:
+      logs[label] = str(tmp_path / (label + '.log'))
+      procs.append(helpers.start([helpers.SCRIPT] + common + own,
+                                 log_path=logs[label]))
+    for (label, _), proc in zip(tasks, procs):
+      codes[label] = proc.wait(timeout=100)
+  finally:
+    helpers.kill(procs)
+  out = {label: helpers.read(path) for label, path in logs.items()}
+  assert codes == {'ps0': 0, 'worker0': 1, 'worker1': 1}, out
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert 'Root cause: worker1 (DataError)' in out[label], out[label]
+    assert shard in out[label], out[label]
+    assert recs[label]['failure']['type'] == 'DataError'
+    assert recs[label]['failure']['task'] == 'worker1'
+  assert 'Run failed: worker1 failed first: ' in out['worker0']
+  for proc in procs:
+    assert not helpers.pid_alive(proc.pid)
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_while_stalled_records_interrupted(tmp_path):
+  """The workers are blocked (inside TensorFlow, or in the test stall):
+  SIGTERM still ends each one within seconds with an "interrupted"
+  record."""
+  process, log = helpers.launch_in_background(
+      tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step5'},
+      display_every=1, stall_timeout=60)
+  try:
+    pids = helpers.wait_until_step(process, log, 'worker0', 3)
+    time.sleep(2)  # worker0 is now blocked in step 5, worker1 before it
+    sent_at = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    code = process.wait(timeout=30)
+    took = time.monotonic() - sent_at
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert code == exit_codes.INTERRUPTED, output
+  assert took < 12, output
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert recs[label]['status'] == 'interrupted', output
+    assert 'SIGTERM' in recs[label]['failure']['message']
+  for label in ('worker0', 'worker1'):
+    assert any(l.startswith('Interrupted: stopped by SIGTERM')
+               for l in helpers.task_lines(output, label)), output
+  helpers.assert_no_orphans(pids)

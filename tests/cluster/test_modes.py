@@ -1,0 +1,111 @@
+"""Each distributed mode as a real multi-process cluster on loopback.
+
+Run through `tf_cnn_benchmarks launch`, so the launcher (prefixes, summary,
+ps exit, teardown) is exercised too. Synchronous modes must compute exactly
+what a single process computes over the same global batch: the mean of the
+workers' step losses equals the local replicated run's loss, step by step.
+"""
+
+import numpy as np
+import pytest
+
+from tests.cluster import helpers
+
+pytestmark = pytest.mark.cluster
+
+
+def _assert_same_math(rec_by_task, workers, reference):
+  per_worker = np.array([helpers.step_losses(rec_by_task['worker%d' % i])
+                         for i in range(workers)])
+  np.testing.assert_allclose(per_worker.mean(axis=0), reference, rtol=1e-5)
+
+
+def _assert_clean_finish(code, output, tasks):
+  assert code == 0, output
+  for label in tasks:
+    assert '%-12s exit 0' % label in output, output
+  assert 'Cluster total images/sec:' in output
+
+
+@pytest.mark.timeout(180)
+def test_parameter_server_sync_equals_local_replicated(tmp_path):
+  """2 workers x 1 tower, sync: one averaged update per cluster step."""
+  code, output = helpers.launch(
+      ['--ps', '1', '--workers', '2'],
+      helpers.tiny_flags(tmp_path, variable_update='parameter_server'))
+  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'])
+  assert '(exited by itself)' in output
+  chief = helpers.task_lines(output, 'worker0')
+  assert 'Sync:        True' in chief
+  # The global step advanced once per cluster step, not once per worker.
+  assert helpers.chief_global_steps(chief) == helpers.NUM_BATCHES
+  for label in ('worker0', 'worker1'):
+    assert any(l.startswith('%s images/sec: ' % label)
+               for l in helpers.task_lines(output, label)), output
+  assert any(l.startswith('total images/sec: ') for l in chief)
+  recs = helpers.records(str(tmp_path))
+  assert recs['worker0']['cluster_run_id'] == recs['worker1'][
+      'cluster_run_id'] is not None
+  _assert_same_math(recs, 2, helpers.local_losses(num_gpus=2))
+
+
+@pytest.mark.timeout(180)
+def test_parameter_server_async_over_two_ps_tasks(tmp_path):
+  code, output = helpers.launch(
+      ['--ps', '2', '--workers', '2'],
+      helpers.tiny_flags(tmp_path, variable_update='parameter_server',
+                         cross_replica_sync=False))
+  _assert_clean_finish(code, output, ['ps0', 'ps1', 'worker0', 'worker1'])
+  assert output.count('(exited by itself)') == 2
+  chief = helpers.task_lines(output, 'worker0')
+  assert 'Sync:        False' in chief
+  # Each worker applies its own updates: the global step counts both.
+  assert helpers.chief_global_steps(chief) >= helpers.NUM_BATCHES
+  for ps in ('ps0', 'ps1'):
+    assert 'every client is done; exiting' in ' '.join(
+        helpers.task_lines(output, ps))
+
+
+@pytest.mark.timeout(180)
+def test_distributed_replicated_sync_two_towers_per_worker(tmp_path):
+  code, output = helpers.launch(
+      ['--ps', '1', '--workers', '2'],
+      helpers.tiny_flags(tmp_path, variable_update='distributed_replicated',
+                         num_gpus=2))
+  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'])
+  chief = helpers.task_lines(output, 'worker0')
+  assert "Devices:     ['/job:worker/task:0/device:CPU:0', " \
+         "'/job:worker/task:0/device:CPU:1']" in chief
+  assert helpers.chief_global_steps(chief) == helpers.NUM_BATCHES
+  _assert_same_math(helpers.records(str(tmp_path)), 2,
+                    helpers.local_losses(num_gpus=4))
+
+
+@pytest.mark.timeout(180)
+def test_collective_all_reduce(tmp_path):
+  code, output = helpers.launch(
+      ['--workers', '2'],
+      helpers.tiny_flags(tmp_path, variable_update='collective_all_reduce'))
+  _assert_clean_finish(code, output, ['worker0', 'worker1'])
+  assert '[ps' not in output
+  _assert_same_math(helpers.records(str(tmp_path)), 2,
+                    helpers.local_losses(num_gpus=2))
+
+
+@pytest.mark.timeout(180)
+def test_distributed_all_reduce_with_a_controller(tmp_path):
+  code, output = helpers.launch(
+      ['--workers', '2'],
+      helpers.tiny_flags(tmp_path, variable_update='distributed_all_reduce'))
+  _assert_clean_finish(code, output, ['worker0', 'worker1', 'controller0'])
+  controller = helpers.task_lines(output, 'controller0')
+  assert "Devices:     ['/job:worker/task:0/device:CPU:0', " \
+         "'/job:worker/task:1/device:CPU:0']" in controller
+  assert "the controller's total" in output
+  for worker in ('worker0', 'worker1'):
+    assert '%s: every client is done; exiting' % worker in \
+        helpers.task_lines(output, worker)
+  # One graph over both workers: its losses are the local run's.
+  np.testing.assert_allclose(
+      helpers.step_losses(helpers.records(str(tmp_path))['controller0']),
+      helpers.local_losses(num_gpus=2), rtol=1e-5)

@@ -1,0 +1,293 @@
+"""The pieces that name failures and stalls, without a cluster (fast).
+
+failures.py (messages, root cause), stall_report.py (the report, the
+culprit), reachability.py (why a peer cannot be reached),
+fault_injection.py (the test-only hook), the launcher's choice of the
+first failure, the watchdog's own-activity bound (a checkpoint save that
+takes too long), and the checkpointer never saving one step twice.
+"""
+
+import glob
+import io
+import os
+import signal
+import socket
+import threading
+import types
+
+import pytest
+
+from tests.driver_helpers import run_quietly
+from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks import fault_injection
+from tf_cnn_benchmarks import launcher
+from tf_cnn_benchmarks import liveness
+from tf_cnn_benchmarks import reachability
+from tf_cnn_benchmarks import stall_report
+from tf_cnn_benchmarks import watchdog
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _role(job='worker', index=0, mode='parameter_server', sync=True):
+  return cluster.ClusterRole(
+      jobs={'ps': ('127.0.0.1:1',), 'worker': ('127.0.0.1:2', '127.0.0.1:3'),
+            'controller': ()},
+      job_name=job, task_index=index, protocol='grpc', variable_update=mode,
+      cross_replica_sync=sync)
+
+
+class _Error(Exception):
+
+  def __init__(self, message):
+    super().__init__(message)
+    self.message = message
+
+
+# failures.py
+
+def test_first_line_skips_tensorflow_noise():
+  error = _Error('Graph execution error:\n\n=====================\n'
+                 'UNAVAILABLE: From /job:ps/replica:0/task:0:\nSocket closed\n'
+                 'Additional GRPC error information from remote target\n')
+  assert failures.first_line(error) == (
+      'Socket closed (from /job:ps/replica:0/task:0)')
+  assert failures.first_line(_Error('Graph execution error:\n\nassertion '
+                                    'failed: [boom]\n\t [[{{node A}}]]')) == (
+                                        'assertion failed: [boom]')
+
+
+def test_secondary_errors_are_recognised():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  assert failures.is_secondary(tf.errors.UnavailableError(None, None, 'x'))
+  assert failures.is_secondary(tf.errors.CancelledError(None, None, 'x'))
+  assert failures.is_secondary(RuntimeError(
+      'Attempted to use a closed Session.'))
+  assert not failures.is_secondary(
+      tf.errors.ResourceExhaustedError(None, None, 'OOM'))
+
+
+def test_oom_hint_names_the_shape_and_a_smaller_batch():
+  rc = types.SimpleNamespace(batch_size_per_device=64,
+                             model=types.SimpleNamespace(image_size=224))
+  hint = failures.oom_hint(rc, 'OOM when allocating tensor with '
+                           'shape[64,112,112,64] and type float')
+  assert hint == ('Out of memory with 64 images per device of 224x224 (the '
+                  'allocation that failed: shape [64,112,112,64]); try '
+                  '--batch_size=32.')
+
+
+def test_peer_note_keeps_the_root_task():
+  own = failures.failure('ResourceExhaustedError', 'OOM ...', 'worker1', 'h')
+  mine = failures.from_peer_note('worker1', 'failed', own)
+  assert mine == failures.failure('ResourceExhaustedError',
+                                  'worker1 failed first: OOM ...', 'worker1',
+                                  'h')
+  # A peer that failed because of worker2 passes worker2 on, unchanged.
+  relayed = failures.from_peer_note('worker0', 'failed', dict(
+      own, task='worker2'))
+  assert relayed['task'] == 'worker2' and relayed['message'] == 'OOM ...'
+
+
+def test_report_lines_end_with_the_root_cause():
+  lines = failures.report_lines(failures.peer_gone('ps0', 'h:1'))
+  assert lines[0].startswith('Run failed: ps0 is gone: its server at h:1 '
+                             'refuses connections')
+  assert lines[-1] == 'Root cause: ps0 (PeerGone)'
+  assert failures.ROOT_CAUSE_RE.match(lines[-1]).groups() == ('ps0',
+                                                              'PeerGone')
+  assert failures.report_lines(failures.failure('Stalled', 'm', 'w1'),
+                               'stalled')[0] == 'Run stalled: m'
+  assert failures.report_lines(failures.failure('Interrupted', 'stopped by '
+                                                'SIGTERM'), 'interrupted') == [
+      'Interrupted: stopped by SIGTERM. Partial results were recorded.']
+
+
+def test_signal_deaths_are_explained():
+  assert 'out-of-memory killer' in failures.killed_by_signal(
+      'worker3', signal.SIGKILL)
+
+
+# reachability.py
+
+def test_probe_says_why_a_peer_cannot_be_reached():
+  with socket.socket() as s:
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    assert reachability.probe('127.0.0.1:%d' % port) == reachability.REFUSED
+    s.listen(1)
+    assert reachability.probe('127.0.0.1:%d' % port) is None
+  assert reachability.probe('no-such-host.invalid:2222').startswith(
+      'host name unknown')
+
+
+def test_wait_for_names_each_missing_task_with_its_reason():
+  with socket.socket() as s:
+    s.bind(('127.0.0.1', 0))
+    refused = '127.0.0.1:%d' % s.getsockname()[1]
+    with pytest.raises(reachability.ClusterWaitTimeout) as info:
+      reachability.wait_for({'ps0': refused, 'ps1': 'nohost.invalid:1'},
+                            0.3, 'worker0 cannot start')
+  message = str(info.value)
+  assert 'ps0 (%s: connection refused)' % refused in message
+  assert 'ps1 (nohost.invalid:1: host name unknown' in message
+  assert info.value.missing == ['ps0', 'ps1']
+  assert info.value.exit_code == exit_codes.UNREACHABLE
+
+
+# fault_injection.py
+
+def test_fault_spec_applies_to_the_named_task_only():
+  env = {fault_injection.ENV: 'stall:worker1:step5'}
+  assert fault_injection.planned_for('worker1', env) == (
+      fault_injection.Fault('stall', 'worker1', 5))
+  assert fault_injection.planned_for('worker0', env) is None
+  assert fault_injection.planned_for('worker1', {}) is None
+  with pytest.raises(ValueError, match='<kind>:<task>:step<N>'):
+    fault_injection.planned_for('worker1', {fault_injection.ENV: 'oops'})
+
+
+def test_oom_fault_raises_a_real_resource_exhausted_error():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  fault = fault_injection.Fault('oom', 'worker1', 2)
+  fault_injection.before_step(fault, 1, lambda text: None)  # not yet
+  with pytest.raises(tf.errors.ResourceExhaustedError, match='OOM'):
+    fault_injection.before_step(fault, 2, lambda text: None)
+
+
+# stall_report.py
+
+def _snapshot(started, completed, notes=None):
+  return liveness.Snapshot(tuple(started), tuple(completed),
+                           tuple(notes or [None] * len(started)))
+
+
+def test_stall_report_names_steps_missing_tasks_and_the_wait():
+  snapshot = _snapshot([8, 7, 8], [7, 7, 7])
+  labels = ['worker0', 'worker1', 'worker2']
+  assert stall_report.culprit('worker0', snapshot, labels) == 'worker1'
+  waiting = stall_report.waiting_for(_role(), 'step 8', ['worker1'])
+  assert waiting == ("step 8: waiting for every worker's gradient before "
+                     'applying the update (missing: worker1)')
+  lines = stall_report.report(
+      'worker0', 31, 30, snapshot, labels,
+      {'worker1': ('h:2', None), 'ps0': ('h:1', 'no route to host')}, None,
+      waiting, 31, 10)
+  assert lines == [
+      'Stall report from worker0: no step completed in the cluster for 31 s '
+      '(--stall_timeout=30).',
+      '  steps: worker0 in step 8, worker1 done with step 7, not in a step, '
+      'worker2 in step 8',
+      '  missing from the newest step: worker1; worker1 answers its port, so '
+      'it is alive but stuck',
+      '  unreachable: ps0 (h:1: no route to host)',
+      "  this task: step 8: waiting for every worker's gradient before "
+      'applying the update (missing: worker1), for 31 s',
+      '  exiting in 10 s (--stall_shutdown_timeout) unless the cluster moves']
+
+
+def test_waiting_for_depends_on_the_mode():
+  assert 'sync token' in stall_report.waiting_for(_role(index=1), 'step 3',
+                                                  [])
+  assert 'all-reduce' in stall_report.waiting_for(
+      _role(mode='collective_all_reduce'), 'step 3', [])
+  assert 'ps tasks' in stall_report.waiting_for(_role(sync=False), 'step 3',
+                                                [])
+  assert stall_report.waiting_for(_role(), 'saving a checkpoint', []) == (
+      'saving a checkpoint')
+
+
+# The launcher's first failure.
+
+class _FakeProcess:
+
+  def __init__(self, code):
+    self.code = code
+
+  def poll(self):
+    return self.code
+
+
+def _task(label, code, exited_at, lines=()):
+  task = launcher.Task(label, label.rstrip('0123456789'), 'h:1', [])
+  task.process = _FakeProcess(code)
+  task.exited_at = exited_at
+  task.lines = list(lines)
+  return task
+
+
+def test_launcher_follows_the_root_cause_line():
+  tasks = [
+      _task('worker0', 1, 1.0, ['Run failed: worker1 failed first: OOM',
+                                'Root cause: worker1 (ResourceExhaustedError)']),
+      _task('worker1', 1, 1.2, ['Run failed: OOM when allocating',
+                                'Hint: try --batch_size=1',
+                                'Root cause: worker1 (ResourceExhaustedError)']),
+      _task('ps0', 0, 2.0)]
+  first = launcher.first_failure_of(tasks)
+  assert first.label == 'worker1'
+  assert launcher.describe_first_failure(first) == [
+      'First failure: worker1: OOM when allocating',
+      'Hint: try --batch_size=1']
+  assert launcher._exit_code(tasks) == exit_codes.RUN_FAILED  # pylint: disable=protected-access
+
+
+def test_launcher_names_a_killed_task_and_exits_1():
+  tasks = [_task('worker1', -signal.SIGKILL, 1.0),
+           _task('worker0', 3, 5.0, ['Run stalled: ...'])]
+  first = launcher.first_failure_of(tasks)
+  assert first.label == 'worker1'
+  assert launcher.describe_first_failure(first)[0].startswith(
+      'First failure: worker1 was killed by SIGKILL')
+  assert launcher._exit_code(tasks) == exit_codes.RUN_FAILED  # pylint: disable=protected-access
+
+
+# The watchdog bounds this task's own work (e.g. a checkpoint save).
+
+@pytest.mark.timeout(30)
+def test_watchdog_reports_then_ends_a_save_that_takes_too_long():
+  ended = []
+  done = threading.Event()
+
+  def end_run(status, code, failure, lines):
+    ended.append((status, code, failure, lines))
+    done.set()  # returning = "the main thread ended the run first"
+
+  out = io.StringIO()
+  params = types.SimpleNamespace(startup_timeout=60, stall_timeout=1,
+                                 stall_shutdown_timeout=1)
+  dog = watchdog.Watchdog(_role(), params, {}, {}, end_run, ended.append,
+                          out=out)
+  dog.training_started(None, None, ['worker0', 'worker1'], 0)
+  dog.training_ended()  # finishing: only this task's own work is watched
+  dog.start()
+  try:
+    with dog.doing('saving a checkpoint to /tmp/x'):
+      assert done.wait(10)
+  finally:
+    dog.stop()
+  status, code, failure, _ = ended[0]
+  assert (status, code) == ('stalled', exit_codes.STALLED)
+  assert failure['task'] == 'worker0'
+  assert 'saving a checkpoint to /tmp/x' in failure['message']
+  assert 'Stall report from worker0' in out.getvalue()
+  assert '  this task: saving a checkpoint to /tmp/x, for ' in out.getvalue()
+
+
+# The checkpointer saves progress only.
+
+@pytest.mark.timeout(120)
+def test_no_checkpoint_is_written_twice_for_one_step(tmp_path):
+  train_dir = str(tmp_path / 'train')
+  result, text = run_quietly(model='trivial', data_name='cifar10',
+                             batch_size=2, num_batches=4,
+                             num_warmup_batches=0, train_dir=train_dir,
+                             save_model_steps=2)
+  assert result.exit_code == 0, text
+  # Saves at steps 2 and 4; the end-of-run save finds step 4 saved.
+  steps = sorted(int(p.rsplit('-', 1)[1].split('.')[0]) for p in
+                 glob.glob(os.path.join(train_dir, 'model.ckpt-*.index')))
+  assert steps == [2, 4]
+  assert result.checkpoint_path.endswith('model.ckpt-4')

@@ -1,0 +1,465 @@
+"""The cluster a task belongs to, and this task's place in it.
+
+Reads the cluster from --ps_hosts/--worker_hosts/--controller_host or from
+a --cluster_spec JSON file (plain {"ps": [...], "worker": [...]} or the
+TF_CONFIG convention), checks it, and says what this task is: its job, its
+index, whether it is the chief (worker 0, or the controller in
+distributed_all_reduce), where its devices are and which peers its
+sessions may see (device filters). It also checks that this TensorFlow
+build has a server for --server_protocol, and starts the task's server.
+
+Everything but ``check_protocol`` and ``start_server`` works without
+TensorFlow, so a bad host list is reported before TensorFlow loads.
+"""
+
+import dataclasses
+import json
+import os
+from typing import Dict, List, Optional, Tuple
+
+from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks.flags import UsageError
+
+PS, WORKER, CONTROLLER = 'ps', 'worker', 'controller'
+
+# Modes whose variables live on ps tasks.
+PS_UPDATES = ('parameter_server', 'distributed_replicated')
+
+# Server factory names in TensorFlow's "available server factories" list,
+# by protocol.
+_FACTORY_PROTOCOLS = {'GRPC_SERVER': 'grpc', 'VERBS_SERVER': 'grpc+verbs',
+                      'MPI_SERVER': 'grpc+mpi', 'GDR_SERVER': 'grpc+gdr'}
+
+# What each non-default protocol is, and which TensorFlow build has it.
+_PROTOCOL_BUILDS = {
+    'grpc+verbs': ('RDMA over InfiniBand/RoCE', 'verbs support (TF 1.x '
+                   'configured with --config=verbs, or the '
+                   'tensorflow/networking add-on for TF 2.x)'),
+    'grpc+mpi': ('MPI transport', 'MPI support (TF 1.x --config=mpi, or '
+                 'the tensorflow/networking add-on)'),
+    'grpc+gdr': ('GPUDirect RDMA', 'gdr support (TF 1.x --config=gdr, or '
+                 'the tensorflow/networking add-on)'),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterRole:
+  """This task's view of the cluster."""
+  jobs: Dict[str, Tuple[str, ...]]   # job name -> host:port of each task
+  job_name: str
+  task_index: int
+  protocol: str
+  variable_update: str
+  cross_replica_sync: bool
+  # Session target of this task's own server (set once it is started).
+  target: str = ''
+
+  @property
+  def num_workers(self):
+    return len(self.jobs.get(WORKER, ()))
+
+  @property
+  def num_ps(self):
+    return len(self.jobs.get(PS, ()))
+
+  @property
+  def task_name(self):
+    """'worker1', 'ps0', 'controller0': how reports name tasks."""
+    return '%s%d' % (self.job_name, self.task_index)
+
+  @property
+  def address(self):
+    return self.jobs[self.job_name][self.task_index]
+
+  @property
+  def device(self):
+    return '/job:%s/task:%d' % (self.job_name, self.task_index)
+
+  @property
+  def in_graph(self):
+    """One graph over every worker, run by the controller?"""
+    return self.variable_update == 'distributed_all_reduce'
+
+  @property
+  def lockstep(self):
+    """Does every training step need every worker (synchronous training)?
+
+    Then one missing worker stops the whole cluster; asynchronous
+    parameter-server training carries on without it.
+    """
+    return (self.cross_replica_sync or
+            self.variable_update in flags.ALL_REDUCE_UPDATES)
+
+  @property
+  def is_chief(self):
+    """The task that initialises shared state and writes checkpoints."""
+    if self.in_graph:
+      return self.job_name == CONTROLLER
+    return self.job_name == WORKER and self.task_index == 0
+
+  @property
+  def trains(self):
+    """Does this task build and run a training graph (vs. only serve)?"""
+    if self.in_graph:
+      return self.job_name == CONTROLLER
+    return self.job_name == WORKER
+
+  def serving_tasks(self):
+    """Tasks that only serve variables/devices and wait to hear 'done'."""
+    if self.in_graph:
+      return [(WORKER, i) for i in range(self.num_workers)]
+    return [(PS, i) for i in range(self.num_ps)]
+
+  def clients(self):
+    """Tasks that run training sessions (and so say 'done' when leaving)."""
+    if self.in_graph:
+      return [(CONTROLLER, 0)]
+    return [(WORKER, i) for i in range(self.num_workers)]
+
+  def device_filters(self):
+    """Which tasks this task's sessions see.
+
+    Without filters a session waits for, and talks to, every task of the
+    cluster; a between-graph worker needs only the ps tasks and itself (and
+    worker 0 in collective mode, where the start barrier lives).
+    """
+    if self.job_name == CONTROLLER:
+      return ['/job:worker', self.device]
+    if self.job_name == WORKER and not self.in_graph:
+      if self.variable_update == 'collective_all_reduce':
+        return sorted({self.device, '/job:worker/task:0'})
+      return ['/job:ps', self.device]
+    return [self.device]
+
+  def tf_cluster_def(self):
+    return {job: list(hosts) for job, hosts in self.jobs.items() if hosts}
+
+
+def configured(params):
+  """Is this process a task of a cluster?"""
+  return bool(params.job_name or params.cluster_spec)
+
+
+def parse_host_list(text, flag):
+  """'h1:p1,h2:p2' -> ('h1:p1', 'h2:p2'); UsageError naming the bad entry."""
+  hosts = tuple(h.strip() for h in text.split(',')) if text else ()
+  for host in hosts:
+    _check_address(host, flag)
+  return hosts
+
+
+def _check_address(host, where):
+  name, sep, port = host.rpartition(':')
+  if name.startswith('[') and name.endswith(']'):
+    name = name[1:-1]  # [IPv6]:port
+  if not sep or not name or not port.isdigit() or not 0 < int(port) < 65536:
+    raise UsageError(
+        '%s: %r is not host:port (e.g. 10.0.0.1:2222); every task needs a '
+        'host name or address and a port between 1 and 65535, entries '
+        'separated by commas.' % (where, host))
+
+
+def _jobs_from_flags(params):
+  jobs = {
+      PS: parse_host_list(params.ps_hosts, '--ps_hosts'),
+      WORKER: parse_host_list(params.worker_hosts, '--worker_hosts'),
+      CONTROLLER: (parse_host_list(params.controller_host,
+                                   '--controller_host')
+                   if params.controller_host else ()),
+  }
+  if len(jobs[CONTROLLER]) > 1:
+    raise UsageError(
+        '--controller_host takes one host:port, not a list (%s).'
+        % params.controller_host)
+  return jobs, params.job_name, params.task_index
+
+
+def _read_spec_file(path):
+  if not os.path.isfile(path):
+    raise UsageError(
+        '--cluster_spec=%s: no such file. Give a JSON file like '
+        '{"ps": ["host:port"], "worker": ["host:port", ...]}.' % path)
+  try:
+    with open(path) as f:
+      return json.load(f)
+  except (OSError, ValueError) as e:
+    raise UsageError(
+        '--cluster_spec=%s is not readable JSON (%s).' % (path, e))
+
+
+def _host_tuple(value, where):
+  if isinstance(value, str):
+    value = [value]
+  if not isinstance(value, list) or not all(isinstance(h, str)
+                                            for h in value):
+    raise UsageError(
+        '%s must be a list of "host:port" strings.' % where)
+  for host in value:
+    _check_address(host, where)
+  return tuple(value)
+
+
+def _jobs_from_spec(params, spec):
+  """Plain spec or TF_CONFIG form -> (jobs, job_name, task_index)."""
+  path = params.cluster_spec
+  if not isinstance(spec, dict):
+    raise UsageError(
+        '--cluster_spec=%s must hold a JSON object.' % path)
+  tf_config = 'cluster' in spec
+  cluster = spec['cluster'] if tf_config else spec
+  if not isinstance(cluster, dict):
+    raise UsageError(
+        '--cluster_spec=%s: "cluster" must be an object.' % path)
+  unknown = sorted(set(cluster) - {PS, WORKER, CONTROLLER, 'chief'})
+  if unknown:
+    raise UsageError(
+        '--cluster_spec=%s: unknown job(s) %s; jobs are ps, '
+        'worker, controller (and chief in the TF_CONFIG form).' % (
+            path, ', '.join(unknown)))
+  chief = _host_tuple(cluster.get('chief', []), '%s: chief' % path)
+  if len(chief) > 1:
+    raise UsageError(
+        '--cluster_spec=%s: at most one chief.' % path)
+  jobs = {job: _host_tuple(cluster.get(job, []), '%s: %s' % (path, job))
+          for job in (PS, WORKER, CONTROLLER)}
+  # TF_CONFIG's chief is a worker that also initialises: it becomes
+  # worker 0 and the workers shift up by one.
+  jobs[WORKER] = chief + jobs[WORKER]
+  job_name, task_index = params.job_name, params.task_index
+  task = spec.get('task') if tf_config else None
+  if task is not None:
+    if not isinstance(task, dict) or 'type' not in task:
+      raise UsageError(
+          '--cluster_spec=%s: "task" must be {"type": ..., '
+          '"index": ...}.' % path)
+    kind, index = task['type'], task.get('index', 0)
+    if kind not in (PS, WORKER, CONTROLLER, 'chief') or not isinstance(
+        index, int):
+      raise UsageError(
+          '--cluster_spec=%s: task %r is not one of ps, worker, '
+          'controller, chief with an integer index.' % (path, task))
+    if kind == 'chief':
+      kind = WORKER
+    elif kind == WORKER and chief:
+      index += 1
+    if job_name and (job_name, task_index) != (kind, index):
+      raise UsageError(
+          '--job_name=%s --task_index=%d contradict the task in '
+          '--cluster_spec=%s (%s %d); give one of them.' % (
+              job_name, task_index, path, kind, index))
+    job_name, task_index = kind, index
+  return jobs, job_name, task_index
+
+
+def resolve_role(params):
+  """This task's ClusterRole from the flags; UsageError if inconsistent."""
+  if params.cluster_spec:
+    if params.ps_hosts or params.worker_hosts or params.controller_host:
+      raise UsageError(
+          '--cluster_spec replaces --ps_hosts/--worker_hosts/'
+          '--controller_host; give either the file or the host '
+          'flags, not both.')
+    jobs, job_name, task_index = _jobs_from_spec(
+        params, _read_spec_file(params.cluster_spec))
+  else:
+    jobs, job_name, task_index = _jobs_from_flags(params)
+  mode = params.variable_update
+  if not job_name:
+    raise UsageError(
+        'This task\'s job is not known: give --job_name (ps, '
+        'worker or controller) and --task_index, or a "task" in '
+        'the TF_CONFIG-form --cluster_spec.')
+  if not jobs[WORKER]:
+    raise UsageError(
+        'The cluster has no workers: give --worker_hosts (or '
+        '"worker" in --cluster_spec).')
+  if mode in PS_UPDATES and not jobs[PS]:
+    raise UsageError(
+        '--variable_update=%s keeps the variables on parameter '
+        'servers: give --ps_hosts (or "ps" in --cluster_spec).'
+        % mode)
+  if mode in flags.ALL_REDUCE_UPDATES and jobs[PS]:
+    raise UsageError(
+        '--variable_update=%s uses no parameter servers; drop '
+        '--ps_hosts (or "ps" from --cluster_spec).' % mode)
+  if mode == 'distributed_all_reduce' and not jobs[CONTROLLER]:
+    raise UsageError(
+        '--variable_update=distributed_all_reduce runs one graph '
+        'driven by a controller task: give --controller_host (and '
+        'start it with --job_name=controller).')
+  if mode != 'distributed_all_reduce' and (jobs[CONTROLLER] or
+                                           job_name == CONTROLLER):
+    raise UsageError(
+        'A controller task only exists in --variable_update='
+        'distributed_all_reduce (this run is %s); drop '
+        '--controller_host / --job_name=controller.' % mode)
+  hosts = jobs[job_name]
+  if not 0 <= task_index < len(hosts):
+    raise UsageError(
+        '--task_index=%d is out of range: job %s has %d task(s) '
+        '(%s), so the index must be 0..%d.' % (
+        task_index, job_name, len(hosts), ','.join(hosts),
+        len(hosts) - 1))
+  every = [h for job in (PS, WORKER, CONTROLLER) for h in jobs[job]]
+  repeated = sorted({h for h in every if every.count(h) > 1})
+  if repeated:
+    raise UsageError(
+        'Two tasks share the address %s; every task needs its own '
+        'host:port.' % ', '.join(repeated))
+  return ClusterRole(jobs=jobs, job_name=job_name, task_index=task_index,
+                     protocol=params.server_protocol, variable_update=mode,
+                     cross_replica_sync=params.cross_replica_sync)
+
+
+def placement(role, device_type, num_devices):
+  """(tower devices, device of the global step, workers timed as one run).
+
+  A worker's towers are its own devices. The controller's one graph has a
+  tower on every device of every worker and times the cluster as a single
+  run. The global step lives on ps 0 when there are ps tasks (all workers
+  share it), else on the task running the graph.
+  """
+  def devices_of(task):
+    return ['%s/device:%s:%d' % (task, device_type.upper(), i)
+            for i in range(num_devices)]
+
+  if role.job_name == CONTROLLER:
+    towers = [d for w in range(role.num_workers)
+              for d in devices_of('/job:worker/task:%d' % w)]
+    return towers, role.device + '/device:CPU:0', 1
+  towers = devices_of(role.device)
+  if role.num_ps:
+    return towers, '/job:ps/task:0/device:CPU:0', role.num_workers
+  return towers, role.device + '/device:CPU:0', role.num_workers
+
+
+def apply_role_to_params(params, role):
+  """Params with the effective job, index and host flags of ``role``.
+
+  Downstream code (input sources, the run record) reads the flags; after a
+  spec file they are filled in from it so everyone sees the same cluster.
+  """
+  return params.replace(
+      job_name=role.job_name, task_index=role.task_index,
+      ps_hosts=','.join(role.jobs[PS]),
+      worker_hosts=','.join(role.jobs[WORKER]),
+      controller_host=(role.jobs[CONTROLLER][0] if role.jobs[CONTROLLER]
+                       else None),
+      cluster_spec=None)
+
+
+class ProtocolUnavailable(UsageError):
+  """This TensorFlow build has no server for the requested protocol."""
+
+
+def available_protocols(error_text):
+  """Protocols named in TensorFlow's "available server factories" list."""
+  marker = 'available server factories are:'
+  tail = error_text.split(marker, 1)[-1] if marker in error_text else ''
+  names = tail.replace('[', ' ').replace(']', ' ').split()
+  return [_FACTORY_PROTOCOLS.get(n, n.lower()) for n in names]
+
+
+def check_protocol(protocol):
+  """Raises ProtocolUnavailable unless this build can serve ``protocol``.
+
+  Stock TensorFlow only has grpc, and other protocols otherwise fail deep
+  inside start-up with "No server factory registered"; asking up front
+  lets us say so in one line. The probe server is never started.
+  """
+  if protocol == 'grpc':
+    return
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  try:
+    tf.distribute.Server({'probe': ['127.0.0.1:0']}, job_name='probe',
+                         task_index=0, protocol=protocol, start=False)
+  except tf.errors.NotFoundError as e:
+    if 'No server factory registered' not in str(e):
+      raise
+    have = available_protocols(str(e)) or ['grpc']
+    what, build = _PROTOCOL_BUILDS.get(
+        protocol, ('a custom transport', 'its server factory compiled in'))
+    raise ProtocolUnavailable(
+        'This TensorFlow build (%s) has no server for --server_protocol=%s; '
+        'it has: %s. %s (%s) needs a TensorFlow built from source with %s.'
+        % (tf.__version__, protocol, ', '.join(have), protocol, what,
+           build)) from None
+
+
+# Servers must outlive the function that started them (a collected
+# tf.distribute.Server stops serving).
+_SERVERS = []
+
+
+def server_config(role, num_cpu_devices=1, base_config=None):
+  """ConfigProto of this task's server and sessions."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  config = tf.compat.v1.ConfigProto()
+  if base_config is not None:
+    config.CopyFrom(base_config)
+  config.device_count['CPU'] = max(1, num_cpu_devices)
+  del config.device_filters[:]
+  config.device_filters.extend(role.device_filters())
+  if role.variable_update == 'collective_all_reduce':
+    config.experimental.collective_group_leader = (
+        '/job:worker/replica:0/task:0')
+  return config
+
+
+def start_server(role, config):
+  """Starts this task's server; returns the role with its session target."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  server = tf.distribute.Server(
+      tf.train.ClusterSpec(role.tf_cluster_def()), job_name=role.job_name,
+      task_index=role.task_index, protocol=role.protocol, config=config,
+      start=True)
+  _SERVERS.append(server)
+  return dataclasses.replace(role, target=server.target)
+
+
+def device_summary(role):
+  """One line for this task's devices, in place of TensorFlow's lines.
+
+  'Devices: worker0: 2 x CPU (/job:worker/replica:0/task:0/device:CPU:0-1)'.
+  TensorFlow logs a line per device per session (hidden below
+  --verbosity=2); the devices are listed through a session that sees only
+  this task, so no peer needs to be up.
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  config = tf.compat.v1.ConfigProto(device_filters=[role.device])
+  with tf.compat.v1.Session(role.target, config=config) as sess:
+    names = [d.name for d in sess.list_devices()]
+  by_type = {}
+  for name in names:
+    prefix, _, number = name.rpartition(':')
+    kind = prefix.rpartition('/device:')[2]
+    by_type.setdefault((kind, prefix), []).append(int(number))
+  parts = []
+  for (kind, prefix), numbers in sorted(by_type.items()):
+    numbers.sort()
+    span = ('%d' % numbers[0] if len(numbers) == 1
+            else '%d-%d' % (numbers[0], numbers[-1]))
+    parts.append('%d x %s (%s:%s)' % (len(numbers), kind, prefix, span))
+  return 'Devices: %s: %s' % (role.task_name, ', '.join(parts))
+
+
+def split_address(address):
+  """'host:port' -> (host, port) for a socket; strips IPv6 brackets."""
+  host, _, port = address.rpartition(':')
+  return host.strip('[]'), int(port)
+
+
+def task_address(role, job, index) -> Optional[str]:
+  hosts = role.jobs.get(job, ())
+  return hosts[index] if index < len(hosts) else None
+
+
+def task_label(job, index):
+  return '%s%d' % (job, index)
+
+
+def describe(role) -> List[str]:
+  """Lines naming every task, for the start of a task's output."""
+  return ['%s: %s' % (task_label(job, i), host)
+          for job in (PS, WORKER, CONTROLLER)
+          for i, host in enumerate(role.jobs.get(job, ()))]

@@ -1,0 +1,72 @@
+"""What one task of a cluster does, by its role, and how its process ends.
+
+  worker (between-graph modes), controller: build the graph, train, report
+    (driver.run with the cluster's RunConfig);
+  ps, and the workers of distributed_all_reduce: serve until every client
+    is done or gone (ps_task.py).
+
+The process always ends with os._exit: after a peer has died,
+Session.close() and interpreter shutdown can block for minutes inside
+TensorFlow, and a task that is done must not linger.
+"""
+
+import dataclasses
+import os
+import sys
+
+from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks import driver
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks import run_config
+
+
+def main(params, role):
+  """Runs this task; never returns."""
+  try:
+    code = _run(params, role)
+  except BaseException:  # pylint: disable=broad-except
+    import traceback  # pylint: disable=g-import-not-at-top
+    traceback.print_exc()
+    code = exit_codes.RUN_FAILED
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(code)  # pylint: disable=protected-access
+
+
+def _usage_error(message):
+  sys.stderr.write('Error: %s\n' % message)
+  return exit_codes.USAGE
+
+
+def _run(params, role):
+  params = cluster.apply_role_to_params(params, role)
+  try:
+    # Before anything else: a protocol this build lacks would otherwise
+    # fail deep inside server start-up.
+    cluster.check_protocol(role.protocol)
+    rc = (run_config.resolve(params, cluster_role=role) if role.trains
+          else None)
+  except flags.UsageError as e:
+    return _usage_error(str(e))
+  if not role.trains:
+    from tf_cnn_benchmarks import ps_task  # pylint: disable=g-import-not-at-top
+    return ps_task.serve(params, role)
+  return _train(params, role, rc)
+
+
+def _train(params, role, rc):
+  session_config = run_config.session_config(params, rc)
+  # A worker's server holds its towers; the controller's holds no tower.
+  num_devices = params.num_gpus if role.job_name == cluster.WORKER else 1
+  role = cluster.start_server(role, cluster.server_config(
+      role, num_devices, base_config=session_config))
+  rc = dataclasses.replace(rc, cluster=role)
+  print('Cluster task %s (%s); %s' % (
+      role.task_name, role.address, '; '.join(cluster.describe(role))))
+  print(cluster.device_summary(role))
+  sys.stdout.flush()
+  result = driver.run(params, rc=rc)
+  if result.record_path:
+    print('Run record: %s' % result.record_path)
+  return result.exit_code

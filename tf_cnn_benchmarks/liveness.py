@@ -1,0 +1,164 @@
+"""The cluster's progress board: what each client has done, readable by all.
+
+Three small variables live on the board's host (ps 0; worker 0 when there
+is no ps; the controller itself in distributed_all_reduce), one entry per
+client (training task):
+
+  steps_started[i]    steps client i has entered;
+  steps_completed[i]  steps client i has completed;
+  notes[i]            how client i left: '' while it runs, else JSON
+                      {"status": "ok"} or {"status": ..., "failure": {...}}.
+
+Both counters are bumped by the step's own session.run: "started" as the
+run begins, "completed" after the step op (a control dependency), so a
+completed step is a step that really completed. (In collective_all_reduce
+a step must not reach into another worker's task (TensorFlow aborts the
+collectives there when the step is cleaned up), so the counters are
+bumped by small runs just before and just after the step instead: still
+only a step that returned counts.) Liveness never comes from
+a thread that merely polls a counter (the original's global-step watcher
+kept reporting while training was stuck): the watchdog only *reads* the
+board, and the board only moves when steps finish.
+
+A client between steps has started == completed; one inside a step has
+started == completed + 1. In a synchronous cluster the client whose
+"started" is behind the others' is the one the others are waiting for.
+"""
+
+import dataclasses
+import json
+from typing import Optional, Tuple
+
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+STARTED_NAME = 'cluster_steps_started'
+COMPLETED_NAME = 'cluster_steps_completed'
+NOTES_NAME = 'cluster_exit_notes'
+
+# A step may take this much longer than --stall_timeout plus the shutdown
+# grace before TensorFlow itself cancels it: the watchdog acts first.
+_STEP_BOUND_MARGIN_SECONDS = 30.0
+
+
+def step_bound_seconds(params):
+  """Deadline of one cluster step (None: unbounded).
+
+  The watchdog reports a stall after --stall_timeout and ends the task
+  after --stall_shutdown_timeout more; the step's own deadline is a
+  backstop just past that. With --stall_shutdown_timeout=0 (report only)
+  or --stall_timeout=0 (no stall detection) the user chose to wait.
+  """
+  if not params.stall_timeout or not params.stall_shutdown_timeout:
+    return None
+  return (params.stall_timeout + params.stall_shutdown_timeout +
+          _STEP_BOUND_MARGIN_SECONDS)
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+  """One reading of the board."""
+  started: Tuple[int, ...]
+  completed: Tuple[int, ...]
+  notes: Tuple[Optional[dict], ...]
+
+  def in_step(self, i):
+    return self.started[i] > self.completed[i]
+
+  def left(self, i):
+    return self.notes[i] is not None
+
+  def behind(self):
+    """Clients still running that have not entered the newest step."""
+    running = [i for i in range(len(self.started)) if not self.left(i)]
+    if not running:
+      return []
+    newest = max(self.started[i] for i in running)
+    return [i for i in running if self.started[i] < newest]
+
+
+def _bounded(timeout_ms):
+  return tf1.RunOptions(timeout_in_ms=int(timeout_ms))
+
+
+def _note(raw):
+  text = raw.decode('utf-8', 'replace') if isinstance(raw, bytes) else raw
+  if not text:
+    return None
+  try:
+    return json.loads(text)
+  except ValueError:
+    return {'status': 'failed', 'failure': {'type': 'Unknown',
+                                            'message': text, 'task': None,
+                                            'hint': None}}
+
+
+class ProgressBoard:
+  """The board's variables and the ops that read and write them."""
+
+  def __init__(self, device, num_clients, index):
+    """``index``: the client this task is (-1: a reader only, e.g. ps 0)."""
+    self.device = device
+    self.num_clients = num_clients
+    self.index = index
+    with tf1.device(device):
+      # No collection: only the chief's explicit initializer may set them
+      # (as the start barrier's vector).
+      self.started = tf1.Variable(
+          tf.zeros([num_clients], tf.int64), trainable=False,
+          collections=[], name=STARTED_NAME)
+      self.completed = tf1.Variable(
+          tf.zeros([num_clients], tf.int64), trainable=False,
+          collections=[], name=COMPLETED_NAME)
+      self.notes = tf1.Variable(
+          tf.fill([num_clients], ''), trainable=False, collections=[],
+          name=NOTES_NAME)
+      self._read = [tf.identity(v.read_value())
+                    for v in (self.started, self.completed, self.notes)]
+      self._exists = tf1.is_variable_initialized(self.notes)
+      self._note_text = tf1.placeholder(tf.string, [], name='exit_note')
+      self._note_index = tf1.placeholder(tf.int32, [], name='exit_note_index')
+      self._post_note = tf1.scatter_update(
+          self.notes, tf.reshape(self._note_index, [1]),
+          tf.reshape(self._note_text, [1]))
+      if index >= 0:
+        one = tf.constant([1], tf.int64)
+        self._start = tf1.scatter_add(self.started, [index], one)
+        self._complete = tf1.scatter_add(self.completed, [index], one)
+    self.initializer = tf.group(self.started.initializer,
+                                self.completed.initializer,
+                                self.notes.initializer)
+
+  def counted_step(self, step_op):
+    """``step_op`` plus this client's board updates, for one run."""
+    with tf1.device(self.device):
+      one = tf.constant([1], tf.int64)
+      started = tf1.scatter_add(self.started, [self.index], one)
+      with tf.control_dependencies([step_op, started]):
+        completed = tf1.scatter_add(self.completed, [self.index], one)
+    return tf.group(completed, name='counted_step')
+
+  def publish_start(self, sess, timeout_ms):
+    """A step starts (when the step's own run cannot say so)."""
+    sess.run(self._start, options=_bounded(timeout_ms))
+
+  def publish_completion(self, sess, timeout_ms):
+    """A step completed (when the step's own run cannot say so)."""
+    sess.run(self._complete, options=_bounded(timeout_ms))
+
+  def read(self, sess, timeout_ms):
+    started, completed, notes = sess.run(self._read,
+                                         options=_bounded(timeout_ms))
+    return Snapshot(tuple(int(s) for s in started),
+                    tuple(int(c) for c in completed),
+                    tuple(_note(n) for n in notes))
+
+  def exists(self, sess, timeout_ms):
+    return bool(sess.run(self._exists, options=_bounded(timeout_ms)))
+
+  def post_note(self, sess, index, note, timeout_ms):
+    """Writes client ``index``'s exit note (a JSON-able dict)."""
+    sess.run(self._post_note, {self._note_index: index,
+                               self._note_text: json.dumps(note)},
+             options=_bounded(timeout_ms))

@@ -1,0 +1,194 @@
+"""A serving task: a ps (or a distributed_all_reduce worker) and its exit.
+
+It starts its server and then only watches. Its clients (the workers; the
+controller in distributed_all_reduce) push their index into this task's
+"done" queue as the last thing they do with the cluster (coordination.py),
+on success and on failure. The task exits:
+  * with 0 as soon as every client said it is done;
+  * with 1 once every client that has not said so is gone: it was seen and
+    then its server stopped accepting connections for GONE_AFTER_SECONDS
+    (it crashed or was killed), or it never appeared within
+    --startup_timeout;
+so, unlike the original's ps, it never has to be killed by hand, and it
+never leaves while a live client may still need it.
+
+ps 0 also hosts the progress board (liveness.py): with no step completed
+in the cluster for --stall_timeout it prints a stall report too, like every
+training task.
+"""
+
+import sys
+import time
+
+import tensorflow as tf
+
+from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks import coordination
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import liveness
+from tf_cnn_benchmarks import reachability
+from tf_cnn_benchmarks import stall_report
+
+tf1 = tf.compat.v1
+
+# A client whose server has not answered this long is gone. Long enough to
+# ride out a busy host or a network hiccup, short next to a run. (A server
+# that refuses outright is gone sooner: reachability.REFUSALS_TO_GONE.)
+GONE_AFTER_SECONDS = 10.0
+PROBE_EVERY_SECONDS = 1.0
+POLL_SECONDS = 0.2
+
+
+class ClientWatch:
+  """Liveness of the clients, from TCP probes of their servers' ports."""
+
+  def __init__(self, clients, startup_timeout, gone_after=GONE_AFTER_SECONDS):
+    self.clients = clients              # label -> 'host:port'
+    self.startup_timeout = startup_timeout
+    self.gone_after = gone_after
+    self.started = time.monotonic()
+    self.last_seen = {}                 # label -> time of last answer
+    self.refusals = {}                  # label -> refusals in a row
+    self._next_probe = 0.0
+
+  def probe(self, labels):
+    now = time.monotonic()
+    if now < self._next_probe:
+      return
+    self._next_probe = now + PROBE_EVERY_SECONDS
+    reasons = reachability.probe_all(
+        {label: self.clients[label] for label in labels}, timeout=0.5)
+    for label, reason in reasons.items():
+      if reason is None:
+        self.last_seen[label] = time.monotonic()
+      self.refusals[label] = (self.refusals.get(label, 0) + 1
+                              if reachability.is_gone(reason) else 0)
+
+  def why_gone(self, label):
+    """Why ``label`` counts as gone, or None while it may still come."""
+    now = time.monotonic()
+    if label not in self.last_seen:
+      if now - self.started > self.startup_timeout:
+        return 'never appeared within %.0f s (--startup_timeout)' % (
+            self.startup_timeout)
+      return None
+    if self.refusals.get(label, 0) >= reachability.REFUSALS_TO_GONE:
+      return 'refuses connections at %s (its process is gone)' % (
+          self.clients[label])
+    if now - self.last_seen[label] > self.gone_after:
+      return 'stopped answering at %s' % self.clients[label]
+    return None
+
+
+class BoardWatch:
+  """ps 0's view of the progress board: stall reports, no decisions.
+
+  The training tasks end a stalled run themselves (watchdog.py); once they
+  are done or gone, this task exits as usual.
+  """
+
+  def __init__(self, role, params, sess, board, labels, clients):
+    self.role = role
+    self.params = params
+    self.sess = sess
+    self.board = board
+    self.labels = labels
+    self.clients = clients
+    self._next_read = 0.0
+    self._last_completed = None
+    self._last_progress = time.monotonic()
+    self._reported_at = None
+
+  def check(self):
+    now = time.monotonic()
+    if not self.params.stall_timeout or now < self._next_read:
+      return
+    self._next_read = now + PROBE_EVERY_SECONDS
+    try:
+      if not self.board.exists(self.sess, 2000):
+        self._last_progress = now  # Training has not started yet.
+        return
+      snapshot = self.board.read(self.sess, 2000)
+    except tf.errors.OpError:
+      return
+    if snapshot.completed != self._last_completed:
+      self._last_completed, self._last_progress = snapshot.completed, now
+      self._reported_at = None
+      return
+    quiet_for = now - self._last_progress
+    shutdown = self.params.stall_shutdown_timeout
+    # Once per stall, as the workers; again every --stall_timeout only
+    # when nobody will end it (report only).
+    if quiet_for < self.params.stall_timeout or (
+        self._reported_at is not None and
+        (shutdown or now - self._reported_at < self.params.stall_timeout)):
+      return
+    self._reported_at = now
+    reasons = reachability.probe_all(self.clients, timeout=0.5)
+    probes = {label: (address, reasons[label])
+              for label, address in self.clients.items()}
+    for line in stall_report.report(
+        self.role.task_name, quiet_for, self.params.stall_timeout, snapshot,
+        self.labels, probes, None, 'serving variables (a ps takes no steps)',
+        quiet_for, shutdown or None):
+      print(line)
+    sys.stdout.flush()
+
+
+def _say(role, text):
+  print('%s: %s' % (role.task_name, text))
+  sys.stdout.flush()
+
+
+def serve(params, role):
+  num_devices = params.num_gpus if role.job_name == cluster.WORKER else 1
+  config = cluster.server_config(role, num_devices)
+  role = cluster.start_server(role, config)
+  print(cluster.device_summary(role))
+  clients = {cluster.task_label(job, i): cluster.task_address(role, job, i)
+             for job, i in role.clients()}
+  labels_by_index = {i: cluster.task_label(job, i)
+                     for job, i in role.clients()}
+  hosts_board = (role.job_name == cluster.PS and role.task_index == 0 and
+                 not role.in_graph)
+  graph = tf.Graph()
+  with graph.as_default():
+    queue = coordination.done_queue(role.device)
+    queued = queue.size()
+    count = tf1.placeholder(tf.int32, [])
+    take = queue.dequeue_many(count)
+    # The same variables (by name) as the workers' board on this task.
+    board = (liveness.ProgressBoard(role.device + '/device:CPU:0',
+                                    len(clients), -1)
+             if hosts_board else None)
+  graph.finalize()
+  sess = tf1.Session(role.target, graph=graph, config=config)
+  board_watch = (BoardWatch(role, params, sess, board,
+                            [labels_by_index[i] for i in range(len(clients))],
+                            clients) if board is not None else None)
+  _say(role, 'serving at %s until %s %s done (or gone)' % (
+      role.address, ', '.join(sorted(clients)),
+      'is' if len(clients) == 1 else 'are'))
+  watch = ClientWatch(clients, params.startup_timeout)
+  done = set()
+  while True:
+    waiting = int(sess.run(queued))
+    if waiting:
+      for index in sess.run(take, {count: waiting}):
+        label = labels_by_index.get(int(index), 'client %d' % index)
+        done.add(label)
+        _say(role, '%s is done (%d of %d)' % (label, len(done), len(clients)))
+    if done >= set(clients):
+      _say(role, 'every client is done; exiting')
+      return exit_codes.OK
+    pending = sorted(set(clients) - done)
+    if board_watch is not None:
+      board_watch.check()
+    watch.probe(pending)
+    gone = {label: watch.why_gone(label) for label in pending}
+    if all(gone.values()):
+      _say(role, 'exiting: %s left without saying done (%s)' % (
+          ', '.join(pending), '; '.join(
+              '%s %s' % (label, why) for label, why in sorted(gone.items()))))
+      return exit_codes.RUN_FAILED
+    time.sleep(POLL_SECONDS)

@@ -1,0 +1,122 @@
+"""Can this task reach a peer's server, and if not, why not?
+
+A TCP connect to the peer's port answers in milliseconds and says more than
+TensorFlow does: a session whose peer has no server waits forever, only
+logging "CreateSession still waiting for response from worker" every 10 s,
+and no RunOptions or operation timeout bounds that wait. So every task
+checks its peers from Python before it creates a session (``wait_for``),
+and the watchdog and the failure path use ``probe`` to tell a peer that is
+gone (connection refused: the host answers, nothing listens: the process
+died) from one that cannot be reached (no route, no answer: a partition or
+a host that is down).
+
+No TensorFlow here: the ps task and the launcher use it too.
+"""
+
+import concurrent.futures
+import errno
+import socket
+import time
+
+from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks import exit_codes
+
+REFUSED = 'connection refused'
+# A peer counts as gone after this many refused probes in a row (about a
+# second apart): one refusal could be a server restarting its listener.
+REFUSALS_TO_GONE = 2
+# Poll period of wait_for: short next to a TensorFlow start-up.
+_RETRY_SECONDS = 0.2
+
+
+class ClusterWaitTimeout(RuntimeError):
+  """A cluster wait ran out of time; names the tasks that were missing."""
+  exit_code = exit_codes.UNREACHABLE
+  status = 'unreachable'
+
+  def __init__(self, message, missing):
+    super().__init__(message)
+    self.missing = missing
+
+
+def probe(address, timeout=1.0):
+  """None when a server accepts connections at 'host:port', else why not."""
+  host, port = cluster.split_address(address)
+  try:
+    with socket.create_connection((host, port), timeout=timeout):
+      return None
+  except socket.gaierror:
+    return 'host name unknown (%s does not resolve)' % host
+  except ConnectionRefusedError:
+    return REFUSED
+  except socket.timeout:
+    return ('no answer within %.0f s (host down, a firewall, or the '
+            'network is partitioned)' % timeout)
+  except OSError as e:
+    if e.errno == errno.EHOSTUNREACH:
+      return 'no route to host'
+    if e.errno == errno.ENETUNREACH:
+      return 'network unreachable'
+    return e.strerror or str(e)
+
+
+def probe_all(addresses, timeout=1.0):
+  """{label: reason or None} for {label: address}, probed in parallel.
+
+  Behind a partition each probe takes the whole ``timeout``; in parallel a
+  cluster of any size is checked in about one.
+  """
+  if not addresses:
+    return {}
+  labels = sorted(addresses)
+  with concurrent.futures.ThreadPoolExecutor(
+      max_workers=min(32, len(labels))) as pool:
+    reasons = pool.map(lambda label: probe(addresses[label], timeout), labels)
+    return dict(zip(labels, reasons))
+
+
+def port_open(address, timeout=1.0):
+  return probe(address, timeout) is None
+
+
+def is_gone(reason):
+  """Does a probe result mean the peer's process is not running at all?
+
+  The peer's host answered and refused: nothing listens on the port any
+  more. Every other reason may be the network, and may heal.
+  """
+  return reason == REFUSED
+
+
+def describe(label, address, reason):
+  return '%s (%s: %s)' % (label, address, reason)
+
+
+def wait_for(addresses, timeout, what):
+  """Waits until every 'host:port' accepts TCP connections.
+
+  ``addresses``: {task label: 'host:port'}. Retries until ``timeout``
+  seconds have passed, so a peer that is merely late to start is picked up;
+  then raises ClusterWaitTimeout naming each missing task, its address and
+  the last reason it could not be reached.
+  """
+  deadline = time.monotonic() + timeout
+  waiting = dict(addresses)
+  reasons = {}
+  while True:
+    for label, address in list(waiting.items()):
+      reason = probe(address)
+      if reason is None:
+        del waiting[label]
+      else:
+        reasons[label] = reason
+    if not waiting:
+      return
+    if time.monotonic() >= deadline:
+      raise ClusterWaitTimeout(
+          '%s: no server answered at %s within %.0f s (--startup_timeout); '
+          'start those tasks, or check the addresses and that this host '
+          'can reach them.' % (what, ', '.join(
+              describe(label, waiting[label], reasons[label])
+              for label in sorted(waiting)), timeout), sorted(waiting))
+    time.sleep(_RETRY_SECONDS)

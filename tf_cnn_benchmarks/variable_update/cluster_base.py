@@ -1,0 +1,89 @@
+"""What the managers of the cluster modes share.
+
+Placement of variables over the ps tasks (by size), the task's default
+device, the local (within-worker) gradient mean, and how many images one
+global-step increment stands for.
+"""
+
+import tensorflow as tf
+
+from tf_cnn_benchmarks.variable_update import base
+from tf_cnn_benchmarks.variable_update import sync_replicas
+
+tf1 = tf.compat.v1
+
+VARIABLE_OPS = ('Variable', 'VariableV2', 'VarHandleOp')
+
+
+def variable_bytes(op):
+  """Bytes of the variable an op creates (0 if its shape is unknown)."""
+  shape = tf.TensorShape(op.get_attr('shape'))
+  if not shape.is_fully_defined():
+    return 0
+  return shape.num_elements() * tf.as_dtype(op.get_attr('dtype')).size
+
+
+class PsPlacer:
+  """Spreads variables over the ps tasks by size, greedily.
+
+  Each new variable goes to the ps task holding the fewest bytes so far, so
+  a few big layers (e.g. the trivial model's 4096-wide dense layers) do not
+  all land on one task. Every worker builds the same graph in the same
+  order, so every worker computes the same placement.
+  """
+
+  def __init__(self, num_ps):
+    self.loads = [0] * num_ps
+
+  def place(self, op):
+    """The ps device for a new variable op (and count its bytes there)."""
+    task = min(range(len(self.loads)), key=lambda i: (self.loads[i], i))
+    self.loads[task] += variable_bytes(op)
+    return '/job:ps/task:%d/device:CPU:0' % task
+
+  def device_function(self, other_device):
+    """Variables to the ps tasks, every other op to ``other_device``."""
+    def place(op):
+      return self.place(op) if op.type in VARIABLE_OPS else other_device
+    return place
+
+
+class ClusterManagerMixin:
+  """Mixed into the cluster managers (before their VariableManager base)."""
+
+  @property
+  def role(self):
+    return self.rc.cluster
+
+  @property
+  def worker_device(self):
+    """The worker's first device (reductions, coordination reads)."""
+    return self.rc.tower_devices[0]
+
+  def default_device_scope(self):
+    # Ops nobody placed (saver, learning rate, init ops) stay on this task
+    # rather than wherever the placer likes (e.g. a ps' disk for a save).
+    return tf1.device(self.role.device)
+
+  def init_ps_placement_and_sync(self):
+    """For the ps modes: variables spread over the ps tasks and, when
+    synchronous, the cross-worker gradient accumulation (sync_replicas)."""
+    self.placer = PsPlacer(self.role.num_ps)
+    self.sync = None
+    if self.role.cross_replica_sync:
+      self.sync = sync_replicas.SyncReplicas(
+          self.role.num_workers, self.role.task_index, self.role.is_chief,
+          self.worker_device, self.rc.param_device)
+
+  def images_per_global_step(self):
+    """Images one global-step increment stands for (chief's cluster rate)."""
+    if self.role.cross_replica_sync:
+      return self.rc.global_batch_size
+    return self.rc.batch_size_per_worker
+
+  def local_mean(self, pairs, index):
+    """Mean of one variable's tower gradients, on one of this worker's
+    towers (round-robin), so only one tensor per worker leaves the host."""
+    with tf1.device(self.rc.tower_devices[index % len(
+        self.rc.tower_devices)]):
+      return base.mean_of([g for g, _ in pairs])
