@@ -4,12 +4,15 @@ a bare ``session.run(train_op)`` loop with nothing else around it.
 
 The graph, session config and initialisation are the harness's (same flags,
 same code: run_config.resolve, model_graph.build, run_config.session_config);
-only the step loop differs: no fetched loss, no per-step timing, no report
-rows. Prints one JSON line with images/sec over the timed loop, defined like
-the harness's ``total images/sec`` (images / wall time of the whole loop).
+only the step loop differs: no per-step timing, no report rows, and no
+fetched loss unless --fetch_loss (the harness fetches the reported loss every
+step; computing it can cost more than the harness's Python does). Prints one
+JSON line with images/sec over the timed loop, defined like the harness's
+``total images/sec`` (images / wall time of the whole loop).
 
-  python benchmarks/bare_session_loop.py --model=trivial --batch_size=32
-      [--num_batches=300 --num_warmup_batches=20] [harness flags ...]
+  python benchmarks/bare_session_loop.py [--fetch_loss] --model=trivial
+      --batch_size=32 [--num_batches=300 --num_warmup_batches=20]
+      [harness flags ...]
 """
 
 import json
@@ -32,6 +35,8 @@ tf1 = tf.compat.v1
 
 
 def main(argv):
+  fetch_loss = '--fetch_loss' in argv
+  argv = [a for a in argv if a != '--fetch_loss']
   params, _ = flags.parse_command_line(['bare_session_loop'] + argv)
   rc = run_config.resolve(params)
   source = preprocessing.get_input_source(
@@ -39,6 +44,10 @@ def main(argv):
       rc.model.num_classes, rc.batch_size_per_device, rc.num_towers,
       rc.subset)
   built = model_graph.build(rc, source)
+  # The same loss the harness reports (total_loss unless told otherwise).
+  loss = (built.base_loss if params.loss_type_to_report == 'base_loss'
+          else built.total_loss)
+  fetches = [built.step_op, loss] if fetch_loss else built.step_op
   built.graph.finalize()
   with tf1.Session(graph=built.graph,
                    config=run_config.session_config(params, rc)) as sess:
@@ -46,14 +55,14 @@ def main(argv):
     sess.run(built.input_init_ops)
     sess.run(built.post_init_ops)
     for _ in range(rc.num_warmup_batches):
-      sess.run(built.step_op)
+      sess.run(fetches)
     start = time.perf_counter()
     for _ in range(rc.num_batches):
-      sess.run(built.step_op)
+      sess.run(fetches)
     elapsed = time.perf_counter() - start
   print(json.dumps({
       'model': rc.model.name, 'batch_size': rc.batch_size_per_worker,
-      'num_batches': rc.num_batches,
+      'num_batches': rc.num_batches, 'fetch_loss': fetch_loss,
       'images_per_sec': rc.num_batches * rc.batch_size_per_worker / elapsed,
       'step_time_sec': elapsed / rc.num_batches}))
   return 0

@@ -87,14 +87,16 @@ def main(argv):
            '--num_warmup_batches=%d' % args.num_warmup_batches,
            '--display_every=1000', '--peak_gflops=1'] + flags + extra,
           extra_env=env)
-      rates[name].append(rec['summary']['images_per_sec'])
+      # The median step: robust to one step another process disturbed.
+      rates[name].append(rec['config']['global_batch_size'] / statistics.median(
+          rec['timing']['step_times_sec']))
       shares[name].append(rec['other_cpu_share'])
       print('  %-20s %8.2f images/sec  others%s' % (
           name, rates[name][-1], share_text(rec['other_cpu_share'])),
             flush=True)
   base = statistics.median(rates['baseline'])
-  print('\n%s, batch %d: median images/sec and ratio to baseline' % (
-      args.model, args.batch_size))
+  print('\n%s, batch %d: images/sec (batch / median step time; median over '
+        'repeats) and ratio to baseline' % (args.model, args.batch_size))
   for name in names:
     rate = statistics.median(rates[name])
     worst = max((s for s in shares[name] if s is not None), default=None)

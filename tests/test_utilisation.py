@@ -1,4 +1,4 @@
-"""Model FLOP utilisation: the report line, the record fields, the peak cache."""
+"""Model FLOP utilisation: report line, record fields, peak cache."""
 
 import json
 import re
