@@ -177,14 +177,18 @@ def section_overhead(runner, args):
               '--device=cpu'] + common
   group = '--batch_group_size=%d' % args.batch_group_size
   rates = {'bare': [], 'bare_loss': [], 'harness': [], 'harness_grouped': []}
+  shares = []
   for _ in range(args.overhead_repeats):
-    rates['bare'].append(runner.json_line(bare_cmd)['images_per_sec'])
-    rates['bare_loss'].append(runner.json_line(
-        bare_cmd + ['--fetch_loss'])['images_per_sec'])
-    rates['harness'].append(runner.harness(
-        common + ['--peak_gflops=1'])['summary']['images_per_sec'])
-    rates['harness_grouped'].append(runner.harness(
-        common + ['--peak_gflops=1', group])['summary']['images_per_sec'])
+    for key, data in (
+        ('bare', runner.json_line(bare_cmd)),
+        ('bare_loss', runner.json_line(bare_cmd + ['--fetch_loss'])),
+        ('harness', runner.harness(common + ['--peak_gflops=1'])),
+        ('harness_grouped',
+         runner.harness(common + ['--peak_gflops=1', group]))):
+      rate = data['images_per_sec'] if 'images_per_sec' in data else (
+          data['summary']['images_per_sec'])
+      rates[key].append(rate)
+      shares.append(data['other_cpu_share'])
   med = {k: statistics.median(v) for k, v in rates.items()}
   out('step time vs the bare loop: "bare" runs the train op only; "+loss" '
       'also fetches the loss the harness reports')
@@ -197,6 +201,9 @@ def section_overhead(runner, args):
             label, med[key], 100 * (med['bare'] / med[key] - 1),
             100 * (med['bare_loss'] / med[key] - 1),
             ', '.join('%.0f' % r for r in rates[key])))
+  worst = max((x for x in shares if x is not None), default=None)
+  out('others took at most %s of the CPU in these runs' %
+      share_text(worst).strip())
   return med
 
 

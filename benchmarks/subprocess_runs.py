@@ -74,7 +74,8 @@ class Runner:
         best = result
       elif on_discard:
         on_discard(result[0])
-      if share is None or share <= self.max_other_share:
+      if (share is None or self.max_other_share is None or
+          share <= self.max_other_share):
         break
       self.log('others used %.0f%% of the CPU during the run (attempt %d); '
                'measuring again' % (100 * share, attempt + 1))

@@ -52,8 +52,8 @@ def _touches_state(node, handle_names):
 
 
 def _fetch_names(fetches):
-  return {key: [t.name for t in value] if isinstance(value, list)
-          else value.name for key, value in fetches.items()}
+  """Names to ask import_graph_def for: tensor names, or op names (ops)."""
+  return {key: value.name for key, value in fetches.items()}
 
 
 def _step_graph_def(graph, fetches):
@@ -86,7 +86,9 @@ def _copy_def(sub, handles, copy_index):
     new.attr.pop('_class', None)
     if _touches_state(node, handles):
       new.input.append('^' + _BARRIER)
-    if 'seed2' in new.attr and (new.attr['seed'].i or new.attr['seed2'].i):
+    seeded = 'seed' in new.attr and 'seed2' in new.attr and (
+        new.attr['seed'].i or new.attr['seed2'].i)
+    if seeded:
       # Same seeds would repeat the original's dropout masks in every copy.
       new.attr['seed2'].i = (new.attr['seed2'].i + 7919 * copy_index) % (
           2 ** 31)
