@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-import preprocessing  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks import flags  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks import model_graph  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top
@@ -39,10 +39,7 @@ def main(argv):
   argv = [a for a in argv if a != '--fetch_loss']
   params, _ = flags.parse_command_line(['bare_session_loop'] + argv)
   rc = run_config.resolve(params)
-  source = preprocessing.get_input_source(
-      params.replace(data_name=rc.data_name), rc.model.image_size,
-      rc.model.num_classes, rc.batch_size_per_device, rc.num_towers,
-      rc.subset)
+  rc, source = driver.open_input_source(params, rc)
   built = model_graph.build(rc, source)
   # The same loss the harness reports (total_loss unless told otherwise).
   loss = (built.base_loss if params.loss_type_to_report == 'base_loss'

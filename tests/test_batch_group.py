@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import preprocessing
 from tests.driver_helpers import run_quietly
 from tf_cnn_benchmarks import batch_group
+from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import run_config
@@ -21,10 +21,7 @@ def _train(group_size, steps, **overrides):
   settings.update(overrides)
   params = flags.make_params(**settings)
   rc = run_config.resolve(params)
-  source = preprocessing.get_input_source(
-      params.replace(data_name=rc.data_name), rc.model.image_size,
-      rc.model.num_classes, rc.batch_size_per_device, rc.num_towers,
-      rc.subset)
+  rc, source = driver.open_input_source(params, rc)
   built = model_graph.build(rc, source)
   fetches = {'step': built.step_op, 'loss': built.total_loss}
   grouped = batch_group.chain(built.graph, fetches, group_size)

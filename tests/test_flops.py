@@ -3,9 +3,9 @@
 import pytest
 import tensorflow as tf
 
-import preprocessing
 from models import inspect_model
 from models import registry
+from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import flops
 from tf_cnn_benchmarks import model_graph
@@ -77,10 +77,7 @@ def test_resnet50_training_step_is_three_forward_passes():
   params = flags.make_params(model='resnet50', device='cpu', batch_size=2,
                              result_dir='')
   rc = run_config.resolve(params)
-  source = preprocessing.get_input_source(
-      params.replace(data_name=rc.data_name), rc.model.image_size,
-      rc.model.num_classes, rc.batch_size_per_device, rc.num_towers,
-      rc.subset)
+  rc, source = driver.open_input_source(params, rc)
   built = model_graph.build(rc, source)
   forward = flops.count(built.total_loss).per_image(2)
   step = flops.count([built.step_op, built.total_loss]).per_image(2)

@@ -137,14 +137,7 @@ def run(params, reporter=None, rc=None) -> RunResult:
 
   try:
     with _StopRequested() as stop:
-      # The source sees the dataset the run config settled on (it may have
-      # been inferred from the model).
-      source = preprocessing.get_input_source(
-          params.replace(data_name=rc.data_name), rc.model.image_size, rc.model.num_classes,
-          rc.batch_size_per_device, rc.num_towers, rc.subset)
-      if not source.synthetic and source.num_examples_per_epoch:
-        rc = dataclasses.replace(
-            rc, examples_per_epoch=source.num_examples_per_epoch)
+      rc, source = open_input_source(params, rc)
       built = model_graph.build(
           rc, source, want_accuracy=params.print_training_accuracy)
       if built.coordination is not None:
@@ -169,6 +162,22 @@ def run(params, reporter=None, rc=None) -> RunResult:
       reporter.line(traceback.format_exc())
   write_record()
   return result
+
+
+def open_input_source(params, rc):
+  """The run's input source, and rc with the real data's epoch size.
+
+  The source sees the dataset the run config settled on (it may have been
+  inferred from the model). Returns (rc, source).
+  """
+  source = preprocessing.get_input_source(
+      params.replace(data_name=rc.data_name), rc.model.image_size,
+      rc.model.num_classes, rc.batch_size_per_device, rc.num_towers,
+      rc.subset)
+  if not source.synthetic and source.num_examples_per_epoch:
+    rc = dataclasses.replace(
+        rc, examples_per_epoch=source.num_examples_per_epoch)
+  return rc, source
 
 
 def _variables_description(rc):

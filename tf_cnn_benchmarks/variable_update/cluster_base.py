@@ -7,6 +7,7 @@ global-step increment stands for.
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks import coordination
 from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import sync_replicas
 
@@ -74,6 +75,19 @@ class ClusterManagerMixin:
       self.sync = sync_replicas.SyncReplicas(
           self.role.num_workers, self.role.task_index, self.role.is_chief,
           self.worker_device, self.rc.param_device)
+
+  def ps_mode_coordination(self, global_step, post_init_ops=()):
+    """Between-graph coordination of the ps modes: the start barrier on the
+    parameter device, and the sync ops (if synchronous) after init."""
+    sync_post_init = self.sync.post_init_ops() if self.sync else []
+    return coordination.BetweenGraphCoordination(
+        self.role, self.rc.params, global_step,
+        self.images_per_global_step(),
+        barrier_device=self.rc.param_device,
+        own_init_ops=[tf1.local_variables_initializer()],
+        chief_post_init_ops=(self.sync.chief_post_init_ops() if self.sync
+                             else []),
+        post_init_ops=list(post_init_ops) + sync_post_init)
 
   def images_per_global_step(self):
     """Images one global-step increment stands for (chief's cluster rate)."""

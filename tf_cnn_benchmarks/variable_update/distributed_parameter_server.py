@@ -14,7 +14,6 @@ import contextlib
 
 import tensorflow as tf
 
-from tf_cnn_benchmarks import coordination
 from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import cluster_base
 
@@ -46,11 +45,4 @@ class DistributedParameterServerManager(cluster_base.ClusterManagerMixin,
     return self.sync.apply(averaged, optimizer, global_step)
 
   def coordination(self, global_step):
-    return coordination.BetweenGraphCoordination(
-        self.role, self.rc.params, global_step,
-        self.images_per_global_step(),
-        barrier_device=self.rc.param_device,
-        own_init_ops=[tf1.local_variables_initializer()],
-        chief_post_init_ops=self.sync.chief_post_init_ops() if self.sync
-        else [],
-        post_init_ops=self.sync.post_init_ops() if self.sync else [])
+    return self.ps_mode_coordination(global_step)

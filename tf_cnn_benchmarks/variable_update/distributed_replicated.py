@@ -16,7 +16,6 @@ import contextlib
 
 import tensorflow as tf
 
-from tf_cnn_benchmarks import coordination
 from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import cluster_base
 
@@ -125,14 +124,4 @@ class DistributedReplicatedManager(cluster_base.ClusterManagerMixin,
     copies = self._tower_copies()
     refresh = self._refresh_copies([[(None, v) for v in tower]
                                     for tower in zip(*copies)])
-    post_init = list(refresh)
-    if self.sync:
-      post_init += self.sync.post_init_ops()
-    return coordination.BetweenGraphCoordination(
-        self.role, self.rc.params, global_step,
-        self.images_per_global_step(),
-        barrier_device=self.rc.param_device,
-        own_init_ops=[tf1.local_variables_initializer()],
-        chief_post_init_ops=self.sync.chief_post_init_ops() if self.sync
-        else [],
-        post_init_ops=post_init)
+    return self.ps_mode_coordination(global_step, post_init_ops=refresh)
