@@ -21,6 +21,10 @@ processes took while it ran):
    --batch_group_size; runs interleaved, medians compared.
 5. input: the ImageNet input pipeline alone (benchmarks/input_pipeline.py)
    vs resnet50's training rate.
+6. ceiling: one traced step per model and dtype (--num_inter_threads=1, so
+   op durations add up to the step): the share of op time in FLOP-counted
+   ops and the MFU those ops alone reach, the ceiling no fusing of the
+   other ops can pass (tf_cnn_benchmarks/op_time.py).
 
 Unknown flags go to every harness model run (e.g. --xla_compile). Ratios
 are what to read: absolute numbers move +-30% between runs on a shared
@@ -34,6 +38,8 @@ import statistics
 import sys
 
 from subprocess_runs import REPO, Runner, share_text
+
+from tf_cnn_benchmarks import op_time  # pylint: disable=g-import-not-at-top
 
 # Our model name -> keras.applications name.
 KERAS_NAMES = {'resnet50': 'ResNet50', 'inception3': 'InceptionV3',
@@ -55,7 +61,8 @@ def parse_args(argv):
   p.add_argument('--batch_group_size', type=int, default=10,
                  help='Group size tried in the overhead section.')
   p.add_argument('--input_steps', type=int, default=40)
-  p.add_argument('--sections', default='peak,models,keras,overhead,input')
+  p.add_argument('--sections',
+                 default='peak,models,keras,overhead,input,ceiling')
   p.add_argument('--max_other_share', type=float, default=0.25,
                  help='Start a measurement only when other processes use at '
                       'most this share of the CPU (negative: never wait).')
@@ -228,6 +235,27 @@ def section_input(runner, args, rows, extra):
   return input_rate / train_rate
 
 
+def section_ceiling(runner, args, extra, peaks):
+  for model in args.models.split(','):
+    for dtype in ('float32', 'bfloat16'):
+      trace = os.path.join(runner.result_dir, 'trace_%s_%s.json' % (
+          model, dtype))
+      flags = ['--model=%s' % model, '--batch_size=%d' % args.batch_size,
+               '--num_batches=1', '--num_warmup_batches=%d' %
+               args.num_warmup_batches, '--num_inter_threads=1',
+               '--trace_file=%s' % trace] + list(extra)
+      if dtype == 'bfloat16':
+        flags.append('--use_fp16')
+      rec = runner.harness(flags)
+      step_gflops = (rec['summary']['gflops_per_image'] *
+                     rec['config']['global_batch_size'])
+      out('%s %s (traced step, others%s):' % (
+          model, dtype, share_text(rec['other_cpu_share'])))
+      out('  ' + op_time.describe(op_time.from_chrome_trace(trace),
+                                  step_gflops, peaks.get(dtype),
+                                  top=6).replace('\n', '\n  '))
+
+
 def main(argv):
   args, extra = parse_args(argv)
   share = None if args.max_other_share < 0 else args.max_other_share
@@ -255,6 +283,9 @@ def main(argv):
   if 'input' in sections:
     out('\n== 5. input pipeline vs training')
     section_input(runner, args, rows, extra)
+  if 'ceiling' in sections:
+    out('\n== 6. MFU ceiling: FLOP-counted ops alone, from a traced step')
+    section_ceiling(runner, args, extra, peaks)
   return 0
 
 

@@ -1,0 +1,38 @@
+"""The script behind PERFORMANCE.md runs end to end and prints every figure.
+
+Only the shape of the output is checked, never a speed: these machines are
+noisy, and the ratios are for people to read, not for CI to judge.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.slow
+def test_performance_script_quick_prints_every_section(tmp_path):
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks', 'performance.py'),
+       '--quick', '--max_other_share=-1', '--result_dir=%s' % tmp_path],
+      cwd=REPO, capture_output=True, text=True, timeout=600)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  text = out.stdout
+  for header in ('== 1. peak', '== 2. models', '== 3. ours vs keras',
+                 '== 4. harness overhead', '== 5. input pipeline',
+                 '== 6. MFU ceiling'):
+    assert header in text, text
+  assert re.search(r'peak float32 +[\d.]+ GFLOP/s', text)
+  assert re.search(r'resnet50 +float32 +[\d.]+ .* [\d.]+%', text)
+  assert re.search(r'bf16/fp32 images/sec = [\d.]+x', text)
+  assert re.search(r'resnet50 +[\d.]+ +[\d.]+ +[\d.]+x', text)  # vs keras
+  assert re.search(r'trivial harness +[\d.]+ images/sec', text)
+  assert re.search(r'input-only [\d.]+ images/sec vs resnet50', text)
+  ceilings = re.findall(r'counted ops alone: [\d.]+ GFLOP/s = ([\d.]+)% of',
+                        text)
+  assert len(ceilings) == 2, text  # float32 and bfloat16
+  assert all(0 < float(c) < 150 for c in ceilings)
