@@ -172,6 +172,19 @@ def test_trace_file_is_chrome_trace_json(tmp_path):
   assert len(result.times.timed) == 3
 
 
+def test_graph_file_is_a_text_graph_def(tmp_path):
+  from google.protobuf import text_format  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  path = tmp_path / 'graph.pbtxt'
+  result, text = run_quietly(model='trivial', graph_file=str(path))
+  assert result.status == 'ok'
+  assert 'Wrote the graph to %s' % path in text
+  graph_def = text_format.Parse(path.read_text(), tf.compat.v1.GraphDef())
+  op_types = {node.op for node in graph_def.node}
+  assert {'MatMul', 'ResourceApplyGradientDescent'} <= op_types
+  assert [p.name for p in tmp_path.iterdir()] == ['graph.pbtxt']  # no temp
+
+
 def test_num_epochs_sets_the_run_length():
   result, text = run_quietly(model='trivial', data_name='cifar10',
                              num_epochs=0.001, batch_size=10,

@@ -333,6 +333,19 @@ def placement(role, device_type, num_devices):
   return towers, role.device + '/device:CPU:0', role.num_workers
 
 
+def per_task_path(path, role):
+  """Where this task writes a per-run file (--trace_file, --graph_file).
+
+  The chief writes ``path`` itself; every other task puts its job and index
+  before the extension (trace.json -> trace.worker1.json), so tasks sharing
+  a machine or a network file system do not overwrite each other's files.
+  """
+  if role is None or role.is_chief:
+    return path
+  stem, ext = os.path.splitext(path)
+  return '%s.%s%d%s' % (stem, role.job_name, role.task_index, ext)
+
+
 def apply_role_to_params(params, role):
   """Params with the effective job, index and host flags of ``role``.
 

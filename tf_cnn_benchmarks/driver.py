@@ -16,11 +16,13 @@ import traceback
 import uuid
 from typing import List, Optional
 
+from google.protobuf import text_format
 import tensorflow as tf
 
 import preprocessing
 from results import atomic_files
 from tf_cnn_benchmarks import batch_group
+from tf_cnn_benchmarks import cluster
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks import liveness
@@ -288,9 +290,10 @@ def _run_session(params, rc, built, times, reporter, stop, result):
     fetches['top_1'] = built.top_1_correct
     fetches['top_5'] = built.top_5_correct
   if params.graph_file:
-    tf.io.write_graph(built.graph.as_graph_def(), os.path.dirname(
-        os.path.abspath(params.graph_file)), os.path.basename(
-            params.graph_file), as_text=True)
+    graph_file = cluster.per_task_path(params.graph_file, rc.cluster)
+    atomic_files.write_text_atomically(graph_file, text_format.MessageToString(
+        built.graph.as_graph_def()))
+    reporter.line('Wrote the graph to %s' % graph_file)
   # N steps per session.run (--batch_group_size); N = 1 is a plain step.
   group_size = params.batch_group_size
   grouped = batch_group.chain(built.graph, fetches, group_size)
@@ -358,9 +361,9 @@ def _run_session(params, rc, built, times, reporter, stop, result):
       reporter.accuracy(result.top_1_accuracy, result.top_5_accuracy,
                         examples)
     if params.trace_file:
-      _write_trace(sess, fetches, params.trace_file)
-      reporter.line('Wrote a trace of one extra step to %s' %
-                    params.trace_file)
+      trace_file = cluster.per_task_path(params.trace_file, rc.cluster)
+      _write_trace(sess, fetches, trace_file)
+      reporter.line('Wrote a trace of one extra step to %s' % trace_file)
     checkpointer.save(sess)
     result.checkpoint_path = checkpointer.path
 

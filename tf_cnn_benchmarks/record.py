@@ -35,6 +35,12 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
   times = result.times
   p = params
   num_ps = len([h for h in p.ps_hosts.split(',') if h]) if p.ps_hosts else 0
+  num_workers, towers_per_worker = rc.num_workers, rc.num_towers
+  if rc.cluster is not None and rc.cluster.in_graph:
+    # A controller's one graph has a tower on every device of every worker
+    # and run_config times it as a single worker; describe the real cluster.
+    num_workers = rc.cluster.num_workers
+    towers_per_worker = rc.num_towers // num_workers
   config = {
       'model': rc.model.name,
       'data_name': rc.data_name,
@@ -44,7 +50,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'mode': rc.mode,
       'batch_size_per_device': rc.batch_size_per_device,
       'global_batch_size': rc.global_batch_size,
-      'num_devices': rc.num_towers,
+      'num_devices': towers_per_worker,
       'device': rc.device_type,
       'data_format': rc.data_format,
       'variable_update': p.variable_update,
@@ -54,7 +60,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'use_fp16': p.use_fp16,
       'compute_dtype': rc.compute_dtype.name,
       'xla_compile': bool(p.xla_compile or p.xla),
-      'num_workers': rc.num_workers,
+      'num_workers': num_workers,
       'num_ps': num_ps,
       'job_name': p.job_name or None,
       'task_index': p.task_index if p.job_name else None,

@@ -43,6 +43,16 @@ def test_worker_role_from_host_flags():
   assert workers == 2
 
 
+def test_per_task_files_do_not_collide():
+  assert cluster.per_task_path('/t/trace.json', _role()) == '/t/trace.json'
+  assert cluster.per_task_path('/t/trace.json', _role(task_index=1)) == \
+      '/t/trace.worker1.json'
+  assert cluster.per_task_path('graph.pbtxt', None) == 'graph.pbtxt'
+  controller = _role(job_name='controller', controller_host='10.0.0.4:2222',
+                     ps_hosts='', variable_update='distributed_all_reduce')
+  assert cluster.per_task_path('g', controller) == 'g'  # the chief
+
+
 def test_controller_drives_every_worker_device():
   role = _role(job_name='controller', ps_hosts='', controller_host=
                '10.0.0.9:2222', variable_update='distributed_all_reduce')

@@ -6,6 +6,8 @@ what a single process computes over the same global batch: the mean of the
 workers' step losses equals the local replicated run's loss, step by step.
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -54,8 +56,15 @@ def test_parameter_server_async_over_two_ps_tasks(tmp_path):
   code, output = helpers.launch(
       ['--ps', '2', '--workers', '2'],
       helpers.tiny_flags(tmp_path, variable_update='parameter_server',
-                         cross_replica_sync=False))
+                         cross_replica_sync=False,
+                         trace_file=str(tmp_path / 'trace.json'),
+                         graph_file=str(tmp_path / 'graph.pbtxt')))
   _assert_clean_finish(code, output, ['ps0', 'ps1', 'worker0', 'worker1'])
+  # Each worker writes its own trace and graph; the chief's keep the name.
+  for name in ('trace.json', 'trace.worker1.json'):
+    assert json.loads((tmp_path / name).read_text())['traceEvents']
+  for name in ('graph.pbtxt', 'graph.worker1.pbtxt'):
+    assert 'node {' in (tmp_path / name).read_text()
   assert output.count('(exited by itself)') == 2
   chief = helpers.task_lines(output, 'worker0')
   assert 'Sync:        False' in chief
@@ -105,7 +114,11 @@ def test_distributed_all_reduce_with_a_controller(tmp_path):
   for worker in ('worker0', 'worker1'):
     assert '%s: every client is done; exiting' % worker in \
         helpers.task_lines(output, worker)
+  # The record describes the cluster, not the single graph's view of it.
+  record = helpers.records(str(tmp_path))['controller0']
+  assert (record['config']['num_workers'], record['config']['num_devices'],
+          record['config']['global_batch_size']) == (2, 1, 2 * 2)
   # One graph over both workers: its losses are the local run's.
   np.testing.assert_allclose(
-      helpers.step_losses(helpers.records(str(tmp_path))['controller0']),
+      helpers.step_losses(record),
       helpers.local_losses(num_gpus=2), rtol=1e-5)
