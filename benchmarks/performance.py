@@ -184,6 +184,7 @@ def section_overhead(runner, args):
               '--device=cpu'] + common
   group = '--batch_group_size=%d' % args.batch_group_size
   rates = {'bare': [], 'bare_loss': [], 'harness': [], 'harness_grouped': []}
+  outside = {'harness': [], 'harness_grouped': []}
   shares = []
   for _ in range(args.overhead_repeats):
     for key, data in (
@@ -196,6 +197,8 @@ def section_overhead(runner, args):
           data['summary']['images_per_sec'])
       rates[key].append(rate)
       shares.append(data['other_cpu_share'])
+      if key in outside:
+        outside[key].append(_share_outside_session_run(data))
   med = {k: statistics.median(v) for k, v in rates.items()}
   out('step time vs the bare loop: "bare" runs the train op only; "+loss" '
       'also fetches the loss the harness reports')
@@ -211,7 +214,20 @@ def section_overhead(runner, args):
   worst = max((x for x in shares if x is not None), default=None)
   out('others took at most %s of the CPU in these runs' %
       share_text(worst).strip())
+  # Separate processes differ by several % whatever they run, so the ratios
+  # above resolve a few %. Within one process the harness's own cost is
+  # exact: the timed loop's wall time not spent inside session.run.
+  out('harness time outside session.run in its timed loop (median): %.2f%%, '
+      'with %s: %.2f%%' % (
+          100 * statistics.median(outside['harness']), group,
+          100 * statistics.median(outside['harness_grouped'])))
   return med
+
+
+def _share_outside_session_run(rec):
+  timing = rec['timing']
+  wall = timing['timed_wall_time_sec']
+  return (wall - sum(timing['step_times_sec'])) / wall
 
 
 def section_input(runner, args, rows, extra):

@@ -31,6 +31,8 @@ def test_performance_script_quick_prints_every_section(tmp_path):
   assert re.search(r'bf16/fp32 images/sec = [\d.]+x', text)
   assert re.search(r'resnet50 +[\d.]+ +[\d.]+ +[\d.]+x', text)  # vs keras
   assert re.search(r'trivial harness +[\d.]+ images/sec', text)
+  assert re.search(r'outside session.run .*: [\d.]+%, with '
+                   r'--batch_group_size=10: [\d.]+%', text)
   assert re.search(r'input-only [\d.]+ images/sec vs resnet50', text)
   ceilings = re.findall(r'counted ops alone: [\d.]+ GFLOP/s = ([\d.]+)% of',
                         text)

@@ -14,6 +14,9 @@ def test_renamed_ops_map_back_to_the_graph_op_type():
   assert op_time.canonical_op_type('ReluGrad') == 'ReluGrad'
   assert op_time.is_counted('Conv2DBackpropInput')
   assert op_time.is_counted('FusedConv2D')
+  assert op_time.is_counted('Conv2DBackpropFilterWithBias')  # vgg16's
+  assert op_time.is_counted('FusedMatMul')
+  assert not op_time.is_counted('FusedBatchNormV3')
   assert not op_time.is_counted('FusedBatchNormGradV3')
   assert not op_time.is_counted('AddN')
 

@@ -29,9 +29,6 @@ from tf_cnn_benchmarks import flops
 # _MklNativeFusedConv2D, _FusedMatMul, ...): strip the prefixes to get the
 # op type the graph was built with.
 _RENAME_PREFIXES = ('_MklNative', '_Mkl', '_')
-# Fused forms of counted ops: the same matrix work plus a bias/activation.
-_FUSED_COUNTED = ('FusedConv2D', 'FusedDepthwiseConv2dNative', 'FusedMatMul',
-                  'FusedBatchMatMulV2')
 
 
 def canonical_op_type(traced_type):
@@ -42,8 +39,15 @@ def canonical_op_type(traced_type):
 
 
 def is_counted(op_type):
-  """Whether an op type (canonical) does FLOPs that flops.py counts."""
-  return op_type in flops.COUNTED_OP_TYPES or op_type in _FUSED_COUNTED
+  """Whether an op type (canonical) does FLOPs that flops.py counts.
+
+  Fused forms count too: grappler and oneDNN fold a bias or an activation
+  into the matrix op (FusedConv2D, FusedMatMul, Conv2DBackpropFilterWithBias)
+  and the matrix work is still the bulk of their time.
+  """
+  if op_type.startswith('Fused'):
+    op_type = op_type[len('Fused'):]
+  return op_type.startswith(flops.COUNTED_OP_TYPES)
 
 
 @dataclasses.dataclass
