@@ -29,6 +29,15 @@ VARIANTS = {
                              'oneDNN threadpool also uses the calling thread'),
     'onednn_system_alloc': ([], {'TF_ONEDNN_USE_SYSTEM_ALLOCATOR': '1'},
                             'oneDNN scratch memory from the system allocator'),
+    'tf_bfc_allocator': ([], {'TF_CPU_ALLOCATOR_USE_BFC': 'true'},
+                         "TensorFlow's BFC allocator for CPU tensors"),
+    'malloc_no_mmap': ([], {'MALLOC_MMAP_THRESHOLD_': str(4 << 30),
+                            'MALLOC_TRIM_THRESHOLD_': str(16 << 30),
+                            'MALLOC_TOP_PAD_': str(1 << 30)},
+                       'glibc malloc keeps freed activations (no mmap/munmap '
+                       'per step)'),
+    'onednn_blocked_format': ([], {'TF_ENABLE_MKL_NATIVE_FORMAT': '0'},
+                              'ask for oneDNN blocked layouts between ops'),
     'onednn_fpmath_bf16': ([], {'ONEDNN_DEFAULT_FPMATH_MODE': 'BF16'},
                            'float32 ops may compute in bf16 inside oneDNN '
                            '(changes float32 numerics)'),
