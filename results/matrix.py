@@ -9,7 +9,9 @@
 Each version runs in its cached venv (results/venvs.py; built on first use);
 `current` or the version installed here runs with this interpreter. Every run
 gets --label tf-<version> unless --label is given, and its record carries
-environment.tf_version as well. Compare afterwards with
+environment.tf_version as well. The versions take turns run by run (2.20.0,
+2.21.0, 2.20.0, ...), so a machine that gets busier or cooler during the
+matrix colours every version alike. Compare afterwards with
 `tf_cnn_benchmarks compare --result_dir DIR --baseline 2.20.0 --candidate 2.21.0`.
 
 Exit code: 0 all runs of all versions succeeded, 1 a run failed or a venv
@@ -47,18 +49,11 @@ def version_label(version, user_label):
   return 'tf-%s' % venvs.resolved_version(version)
 
 
-def run_version(version, configs, args, stream):
-  """Builds or reuses the version's interpreter, then runs the suite on it."""
+def version_python(version, args, stream):
+  """Builds or reuses the version's interpreter (venvs.VenvError if not)."""
   if args.dry_run and not venvs.uses_current_interpreter(version):
-    python = venvs.venv_python(venvs.venv_path(args.venv_dir, version))
-  else:
-    python = venvs.python_for(version, args.venv_dir, stream)
-  runs = runner.plan_runs(configs, args.repeat,
-                          version_label(version, args.label))
-  print('== TensorFlow %s: %d run(s) with %s' % (
-      venvs.resolved_version(version), len(runs), python), file=stream,
-        flush=True)
-  return suite.run_plan(runs, args, python, stream)
+    return venvs.venv_python(venvs.venv_path(args.venv_dir, version))
+  return venvs.python_for(version, args.venv_dir, stream)
 
 
 def main(argv=None, stream=None):
@@ -75,18 +70,26 @@ def main(argv=None, stream=None):
     configs = suite.load_configs(args.suite, benchmark_flags, args.repeat)
   except UsageError as error:
     return report_usage_error(error)
-  problems = []
+  problems, plans = [], []
   for version in versions:
     try:
-      code = run_version(version, configs, args, stream)
+      python = version_python(version, args, stream)
     except venvs.VenvError as error:
       print('tf %s: %s' % (version, error), file=stream, flush=True)
       problems.append('%s: venv not built' % version)
       continue
-    if code == suite.EXIT_INTERRUPTED:
-      return code
-    if code != suite.EXIT_OK:
-      problems.append('%s: some runs failed' % version)
+    plan = runner.plan_runs(configs, args.repeat,
+                            version_label(version, args.label), python)
+    print('== TensorFlow %s: %d run(s) with %s' % (
+        venvs.resolved_version(version), len(plan), python), file=stream,
+          flush=True)
+    plans.append(plan)
+  # Every version's runs, taken in turn (see runner.interleave).
+  code = suite.run_plan(runner.interleave(plans), args, sys.executable, stream)
+  if code == suite.EXIT_INTERRUPTED:
+    return code
+  if code != suite.EXIT_OK:
+    problems.append('some runs failed')
   print('matrix: %d version(s), %s' % (
       len(versions), '; '.join(problems) if problems else 'all runs succeeded'),
         file=stream, flush=True)

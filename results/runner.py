@@ -32,6 +32,9 @@ class PlannedRun:
   label: str
   repeat_index: int   # 1-based
   repeat_count: int
+  # The interpreter to run it with (a TensorFlow version's venv); None: the
+  # one the caller passes.
+  python: object = None
 
 
 @dataclasses.dataclass
@@ -46,19 +49,37 @@ class RunOutcome:
   failure: str = ''
 
 
-def plan_runs(configs, repeat_override=None, label_override=None):
-  """Expands configurations into runs: config 1 x repeat, config 2 x repeat..."""
+def plan_runs(configs, repeat_override=None, label_override=None,
+              python=None):
+  """Expands configurations into runs, in rounds: repeat 1 of every
+  configuration, then repeat 2 of every one, and so on.
+
+  A machine that slowly gets busier or cooler then colours every
+  configuration alike instead of whichever one happened to run last.
+  """
+  counts = [repeat_override or config.repeat for config in configs]
   runs = []
-  for config in configs:
-    count = repeat_override or config.repeat
-    label = config.label if label_override is None else label_override
-    runs += [PlannedRun(config.name, config.flag_args, label, index, count)
-             for index in range(1, count + 1)]
+  for index in range(1, max(counts, default=0) + 1):
+    for config, count in zip(configs, counts):
+      if index <= count:
+        label = config.label if label_override is None else label_override
+        runs.append(PlannedRun(config.name, config.flag_args, label, index,
+                               count, python))
+  return runs
+
+
+def interleave(plans):
+  """One list from several (e.g. one plan per TensorFlow version), taking
+  a run from each in turn, so versions are compared under the same
+  conditions rather than one after the other."""
+  runs = []
+  for position in range(max((len(plan) for plan in plans), default=0)):
+    runs.extend(plan[position] for plan in plans if position < len(plan))
   return runs
 
 
 def build_command(run, python, benchmark_script, result_dir):
-  command = [python, benchmark_script] + list(run.flag_args)
+  command = [run.python or python, benchmark_script] + list(run.flag_args)
   command.append('--result_dir=%s' % result_dir)
   if run.label:
     command.append('--label=%s' % run.label)
@@ -158,6 +179,8 @@ def progress_line(position, total, outcome):
   run = outcome.run
   head = '[%d/%d] %s (%d/%d)' % (position, total, run.name, run.repeat_index,
                                  run.repeat_count)
+  if run.label:  # e.g. the TensorFlow version when versions take turns
+    head += ' ' + run.label
   if outcome.ok:
     rate = ('%.1f images/sec' % outcome.images_per_sec
             if outcome.images_per_sec is not None else 'no throughput')

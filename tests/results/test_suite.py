@@ -67,8 +67,12 @@ def test_suite_runs_every_config_and_repeat(tmp_path, capsys):
   assert code == 0, out.out + out.err
   progress = [line for line in out.out.splitlines() if line.startswith('[')]
   assert len(progress) == 3
-  assert progress[0].startswith('[1/3] small (1/2): ok 1600.0 images/sec in ')
-  assert '[3/3] model=trivial batch_size=64 use_fp16=false (1/1): ok' in progress[2]
+  # In rounds: repeat 1 of every configuration, then repeat 2.
+  assert progress[0].startswith(
+      '[1/3] small (1/2) nightly: ok 1600.0 images/sec in ')
+  assert progress[1].startswith(
+      '[2/3] model=trivial batch_size=64 use_fp16=false (1/1) nightly: ok')
+  assert progress[2].startswith('[3/3] small (2/2) nightly: ok')
   assert '3 of 3 runs succeeded' in out.out
   frame = store.load_runs([result_dir])
   assert sorted(frame['config.batch_size_per_device']) == [16, 16, 64]
@@ -93,7 +97,7 @@ def test_failures_do_not_stop_the_suite(tmp_path, capsys):
   assert 'FAILED exit code 3: Run failed: simulated crash' in text
   assert 'FAILED exit code 1' in text
   assert 'exited 0 but wrote no run record' in text
-  assert '[4/4] model=trivial (1/1): ok' in text
+  assert '[4/4] model=trivial (1/1) x: ok' in text
   assert '1 of 4 runs succeeded' in text
   assert text.count('\n  model=') == 3   # the closing list of failures
 
