@@ -199,6 +199,17 @@ def test_waiting_for_depends_on_the_mode():
       'saving a checkpoint')
 
 
+def test_a_stall_is_reported_once_then_ended_or_reported_again():
+  action = stall_report.next_action
+  # First report at once; with a 10 s shutdown timeout, the end 10 s later.
+  assert action(100.0, None, 30, 10) == stall_report.REPORT
+  assert action(109.0, 100.0, 30, 10) is None
+  assert action(110.0, 100.0, 30, 10) == stall_report.END
+  # Without one (0: nobody ends the run), a new report every stall_timeout.
+  assert action(129.0, 100.0, 30, 0) is None
+  assert action(130.0, 100.0, 30, 0) == stall_report.REPORT
+
+
 # The launcher's first failure.
 
 class _FakeProcess:

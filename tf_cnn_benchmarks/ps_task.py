@@ -117,11 +117,10 @@ class BoardWatch:
       return
     quiet_for = now - self._last_progress
     shutdown = self.params.stall_shutdown_timeout
-    # Once per stall, as the workers; again every --stall_timeout only
-    # when nobody will end it (report only).
-    if quiet_for < self.params.stall_timeout or (
-        self._reported_at is not None and
-        (shutdown or now - self._reported_at < self.params.stall_timeout)):
+    # Reports when the workers do; ending the run is theirs to do.
+    if quiet_for < self.params.stall_timeout or stall_report.next_action(
+        now, self._reported_at, self.params.stall_timeout,
+        shutdown) != stall_report.REPORT:
       return
     self._reported_at = now
     reasons = reachability.probe_all(self.clients, timeout=0.5)

@@ -8,6 +8,23 @@ turns them into the report and names the task the stall waits for.
 
 from tf_cnn_benchmarks import reachability
 
+REPORT, END = 'report', 'end'
+
+
+def next_action(now, reported_at, stall_timeout, shutdown_timeout):
+  """What a task that has been stalled for --stall_timeout does now.
+
+  The first report comes at once. With a shutdown timeout the run ends that
+  long after it; without one, nobody ends the run and the report is
+  repeated every stall_timeout. Returns REPORT, END or None (wait).
+  """
+  if reported_at is None or (not shutdown_timeout and
+                             now - reported_at >= stall_timeout):
+    return REPORT
+  if shutdown_timeout and now - reported_at >= shutdown_timeout:
+    return END
+  return None
+
 
 def steps_line(snapshot, labels):
   """'worker0 in step 5, worker1 done with step 4 (between steps), ...'."""

@@ -427,12 +427,13 @@ class Watchdog:
                      'on.'])
         self._stall_reported_at = None
       return
-    shutdown = self.params.stall_shutdown_timeout
-    if self._stall_reported_at is None or (
-        not shutdown and now - self._stall_reported_at >= stall_timeout):
+    action = stall_report.next_action(now, self._stall_reported_at,
+                                      stall_timeout,
+                                      self.params.stall_shutdown_timeout)
+    if action == stall_report.REPORT:
       self._print(self._report(now, phase, quiet_for, doing, doing_for))
       self._stall_reported_at = now
-    elif shutdown and now - self._stall_reported_at >= shutdown:
+    elif action == stall_report.END:
       self._end_stalled(phase, quiet_for, doing, doing_for)
 
   def _behind_labels(self):
