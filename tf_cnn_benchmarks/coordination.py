@@ -92,10 +92,8 @@ class StartBarrier:
     self.task_index = task_index
     self.device = device
     with tf1.device(device):
-      # No collection: no initializer but the chief's may ever reset it.
-      self.arrivals = tf1.Variable(
-          tf.zeros([num_workers], tf.int64), trainable=False,
-          collections=[], name=BARRIER_NAME)
+      self.arrivals = liveness.chief_initialised_vector(
+          tf.zeros([num_workers], tf.int64), BARRIER_NAME)
       self._generation = tf1.placeholder(tf.int64, [], name='barrier_gen')
       self._arrive = tf1.scatter_update(
           self.arrivals, [task_index], tf.reshape(self._generation, [1]))

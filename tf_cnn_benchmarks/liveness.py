@@ -94,6 +94,16 @@ def _note(raw):
                                             'hint': None}}
 
 
+def chief_initialised_vector(initial_value, name):
+  """A variable shared by the cluster's tasks (by name, on their device).
+
+  It belongs to no collection, so no task's generic initializer can reset
+  it: only the chief runs its initializer, once, explicitly.
+  """
+  return tf1.Variable(initial_value, trainable=False, collections=[],
+                      name=name)
+
+
 class ProgressBoard:
   """The board's variables and the ops that read and write them."""
 
@@ -103,17 +113,12 @@ class ProgressBoard:
     self.num_clients = num_clients
     self.index = index
     with tf1.device(device):
-      # No collection: only the chief's explicit initializer may set them
-      # (as the start barrier's vector).
-      self.started = tf1.Variable(
-          tf.zeros([num_clients], tf.int64), trainable=False,
-          collections=[], name=STARTED_NAME)
-      self.completed = tf1.Variable(
-          tf.zeros([num_clients], tf.int64), trainable=False,
-          collections=[], name=COMPLETED_NAME)
-      self.notes = tf1.Variable(
-          tf.fill([num_clients], ''), trainable=False, collections=[],
-          name=NOTES_NAME)
+      self.started = chief_initialised_vector(
+          tf.zeros([num_clients], tf.int64), STARTED_NAME)
+      self.completed = chief_initialised_vector(
+          tf.zeros([num_clients], tf.int64), COMPLETED_NAME)
+      self.notes = chief_initialised_vector(tf.fill([num_clients], ''),
+                                            NOTES_NAME)
       self._read = [tf.identity(v.read_value())
                     for v in (self.started, self.completed, self.notes)]
       self._exists = tf1.is_variable_initialized(self.notes)

@@ -6,6 +6,7 @@ model at 32x32, batch 2, a few steps. Every process a test starts is killed
 in a finally, whatever happened.
 """
 
+import dataclasses
 import glob
 import json
 import os
@@ -175,6 +176,31 @@ def launch_in_background(tmp_path, workers=2, ps=1, env=None, **overrides):
   process = start([SCRIPT, 'launch', '--ps', str(ps), '--workers',
                    str(workers), '--'] + flags, log_path=log, env=env)
   return process, log
+
+
+@dataclasses.dataclass
+class FaultedRun:
+  code: int
+  output: str
+  pids: dict         # task label -> pid
+  took: float        # seconds from the fault to the launcher's exit
+  fault_time: float  # time.time() of the fault (to compare with file mtimes)
+
+
+def run_with_fault(tmp_path, ready, fault, timeout, **launch_overrides):
+  """Launches in the background, waits for ``ready(process, log)`` (which
+  returns the task pids), does ``fault(process, pids)`` and waits up to
+  ``timeout`` s for the launcher to end. The launcher is always killed."""
+  process, log = launch_in_background(tmp_path, **launch_overrides)
+  try:
+    pids = ready(process, log)
+    fault_time, fault_at = time.time(), time.monotonic()
+    fault(process, pids)
+    code = process.wait(timeout=timeout)
+    took = time.monotonic() - fault_at
+  finally:
+    kill([process])
+  return FaultedRun(code, read(log), pids, took, fault_time)
 
 
 def task_pids(output):

@@ -34,16 +34,12 @@ def failure_lines(output, label):
 def run_and_kill(tmp_path, victim, after=('worker1', 50), **overrides):
   """Launches, kills ``victim`` with SIGKILL once ``after`` reached its
   step; returns (exit code, output, task pids, seconds from kill to end)."""
-  process, log = helpers.launch_in_background(tmp_path, **overrides)
-  try:
-    pids = helpers.wait_until_step(process, log, *after)
-    killed_at = time.monotonic()
-    os.kill(pids[victim], signal.SIGKILL)
-    code = process.wait(timeout=60)
-    took = time.monotonic() - killed_at
-  finally:
-    helpers.kill([process])
-  return code, helpers.read(log), pids, took
+  run = helpers.run_with_fault(
+      tmp_path, lambda process, log: helpers.wait_until_step(
+          process, log, *after),
+      lambda process, pids: os.kill(pids[victim], signal.SIGKILL), 60,
+      **overrides)
+  return run.code, run.output, run.pids, run.took
 
 
 @pytest.mark.timeout(150)
@@ -272,21 +268,19 @@ def test_sigterm_while_stalled_records_interrupted(tmp_path):
   """The workers are blocked (inside TensorFlow, or in the test stall):
   SIGTERM still ends each one within seconds with an "interrupted"
   record."""
-  process, log = helpers.launch_in_background(
-      tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step5'},
-      display_every=1, stall_timeout=60)
-  try:
+  def blocked(process, log):
     pids = helpers.wait_until_step(process, log, 'worker0', 3)
     time.sleep(2)  # worker0 is now blocked in step 5, worker1 before it
-    sent_at = time.monotonic()
-    process.send_signal(signal.SIGTERM)
-    code = process.wait(timeout=30)
-    took = time.monotonic() - sent_at
-  finally:
-    helpers.kill([process])
-  output = helpers.read(log)
-  assert code == exit_codes.INTERRUPTED, output
-  assert took < 12, output
+    return pids
+
+  run = helpers.run_with_fault(
+      tmp_path, blocked,
+      lambda process, pids: process.send_signal(signal.SIGTERM), 30,
+      env={helpers.FAULT_ENV: 'stall:worker1:step5'}, display_every=1,
+      stall_timeout=60)
+  output, pids = run.output, run.pids
+  assert run.code == exit_codes.INTERRUPTED, output
+  assert run.took < 12, output
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):
     assert recs[label]['status'] == 'interrupted', output

@@ -10,7 +10,6 @@ import glob
 import os
 import re
 import signal
-import time
 
 import pytest
 
@@ -33,25 +32,23 @@ def _checkpoint_times(train_dir):
 @pytest.mark.timeout(300)
 def test_sixteen_workers_one_killed_chief_stops_saving(tmp_path):
   train_dir = str(tmp_path / 'train')
-  process, log = helpers.launch_in_background(
-      tmp_path, workers=NUM_WORKERS, ps=NUM_PS, batch_size=1,
-      display_every=5, startup_timeout=240, stall_timeout=60,
-      train_dir=train_dir, save_model_secs=2)
-  try:
+  def training_and_saving(process, log):
     # Every worker trains, and the chief has saved a few times.
     pids = helpers.wait_until_step(process, log, 'worker%d' % (
         NUM_WORKERS - 1), 5, timeout=200)
     helpers.wait_for(lambda: len(_checkpoint_times(train_dir)) >= 2, 60,
                      'two time-based checkpoints')
-    killed_at = time.time()
-    os.kill(pids[VICTIM], signal.SIGKILL)
-    code = process.wait(timeout=90)
-    took = time.time() - killed_at
-  finally:
-    helpers.kill([process])
-  output = helpers.read(log)
-  assert code == exit_codes.RUN_FAILED, output
-  assert took < 45, output
+    return pids
+
+  run = helpers.run_with_fault(
+      tmp_path, training_and_saving,
+      lambda process, pids: os.kill(pids[VICTIM], signal.SIGKILL), 90,
+      workers=NUM_WORKERS, ps=NUM_PS, batch_size=1, display_every=5,
+      startup_timeout=240, stall_timeout=60, train_dir=train_dir,
+      save_model_secs=2)
+  output, pids, killed_at = run.output, run.pids, run.fault_time
+  assert run.code == exit_codes.RUN_FAILED, output
+  assert run.took < 45, output
   assert 'First failure: %s was killed by SIGKILL' % VICTIM in output
   # The chief stopped saving: at most the save already under way when the
   # worker died finished after it.
