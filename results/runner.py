@@ -57,15 +57,14 @@ def plan_runs(configs, repeat_override=None, label_override=None,
   A machine that slowly gets busier or cooler then colours every
   configuration alike instead of whichever one happened to run last.
   """
-  counts = [repeat_override or config.repeat for config in configs]
-  runs = []
-  for index in range(1, max(counts, default=0) + 1):
-    for config, count in zip(configs, counts):
-      if index <= count:
-        label = config.label if label_override is None else label_override
-        runs.append(PlannedRun(config.name, config.flag_args, label, index,
-                               count, python))
-  return runs
+  per_config = []
+  for config in configs:
+    count = repeat_override or config.repeat
+    label = config.label if label_override is None else label_override
+    per_config.append([PlannedRun(config.name, config.flag_args, label, index,
+                                  count, python)
+                       for index in range(1, count + 1)])
+  return interleave(per_config)
 
 
 def interleave(plans):
