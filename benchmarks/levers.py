@@ -14,7 +14,7 @@ import argparse
 import statistics
 import sys
 
-from subprocess_runs import Runner, share_text
+from subprocess_runs import Runner, median_rate, model_flags, share_text
 
 # name -> (harness flags, environment, what it changes)
 VARIANTS = {
@@ -91,14 +91,10 @@ def main(argv):
         flags = [f for f in flags if f != '--half_batch']
         batch //= 2
       rec = runner.harness(
-          ['--model=%s' % args.model, '--batch_size=%d' % batch,
-           '--num_batches=%d' % args.num_batches,
-           '--num_warmup_batches=%d' % args.num_warmup_batches,
-           '--display_every=1000', '--peak_gflops=1'] + flags + extra,
-          extra_env=env)
-      # The median step: robust to one step another process disturbed.
-      rates[name].append(rec['config']['global_batch_size'] / statistics.median(
-          rec['timing']['step_times_sec']))
+          model_flags(args.model, batch, args.num_batches,
+                      args.num_warmup_batches) + ['--peak_gflops=1'] + flags +
+          extra, extra_env=env)
+      rates[name].append(median_rate(rec))
       shares[name].append(rec['other_cpu_share'])
       print('  %-20s %8.2f images/sec  others%s' % (
           name, rates[name][-1], share_text(rec['other_cpu_share'])),

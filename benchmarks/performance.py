@@ -37,7 +37,7 @@ import re
 import statistics
 import sys
 
-from subprocess_runs import REPO, Runner, share_text
+from subprocess_runs import REPO, Runner, median_rate, model_flags, share_text
 
 from tf_cnn_benchmarks import op_time  # pylint: disable=g-import-not-at-top
 
@@ -97,17 +97,8 @@ def section_peak(runner):
 
 
 def _model_flags(args, model, extra):
-  return ['--model=%s' % model, '--batch_size=%d' % args.batch_size,
-          '--num_batches=%d' % args.num_batches,
-          '--num_warmup_batches=%d' % args.num_warmup_batches,
-          '--display_every=1000'] + list(extra)
-
-
-def median_rate(rec):
-  """Images/sec of the median timed step: one step disturbed by another
-  process moves it far less than the harness's total images/sec."""
-  times = rec['timing']['step_times_sec']
-  return rec['config']['global_batch_size'] / statistics.median(times)
+  return model_flags(model, args.batch_size, args.num_batches,
+                     args.num_warmup_batches) + list(extra)
 
 
 def _late_mean(losses):
@@ -236,7 +227,7 @@ def section_input(runner, args, rows, extra):
       os.path.join(REPO, 'preprocessing', 'input_benchmark.py'))):
     out('input: skipped (no input pipeline benchmark in this checkout)')
     return None
-  stdout, share, _ = runner.run([sys.executable, script,
+  stdout, share = runner.run([sys.executable, script,
                                  '--batch_size=%d' % args.batch_size,
                                  '--steps=%d' % args.input_steps])
   match = re.search(r'input-only images/sec: ([\d.]+)', stdout)
@@ -256,10 +247,8 @@ def section_ceiling(runner, args, extra, peaks):
     for dtype in ('float32', 'bfloat16'):
       trace = os.path.join(runner.result_dir, 'trace_%s_%s.json' % (
           model, dtype))
-      flags = ['--model=%s' % model, '--batch_size=%d' % args.batch_size,
-               '--num_batches=1', '--num_warmup_batches=%d' %
-               args.num_warmup_batches, '--num_inter_threads=1',
-               '--trace_file=%s' % trace] + list(extra)
+      flags = model_flags(model, args.batch_size, 1, args.num_warmup_batches) + [
+          '--num_inter_threads=1', '--trace_file=%s' % trace] + list(extra)
       if dtype == 'bfloat16':
         flags.append('--use_fp16')
       rec = runner.harness(flags)

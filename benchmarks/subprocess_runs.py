@@ -9,6 +9,7 @@ other processes used while it ran: a number is only as good as that share.
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,7 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from results import record_io  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks import cpu_share  # pylint: disable=g-import-not-at-top
 
 HARNESS = os.path.join(REPO, 'tf_cnn_benchmarks.py')
@@ -48,7 +50,6 @@ class Runner:
   def _run_once(self, cmd, extra_env):
     if self.max_other_share is not None:
       cpu_share.wait_until_quiet(self.max_other_share, log=self.log)
-    load = os.getloadavg()[0]
     with cpu_share.OtherProcessesMeter() as meter:
       out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
                            env=self._env(extra_env))
@@ -56,10 +57,10 @@ class Runner:
       raise RunFailed('%s\nexit code %d\n%s%s' % (
           ' '.join(cmd), out.returncode, out.stdout[-3000:],
           out.stderr[-3000:]))
-    return out.stdout, meter.share, load
+    return out.stdout, meter.share
 
   def run(self, cmd, extra_env=None, on_discard=None):
-    """(stdout, other processes' CPU share while it ran, 1-min load).
+    """(stdout, other processes' CPU share while it ran).
 
     ``on_discard(stdout)`` is called for each disturbed run not kept.
     """
@@ -83,23 +84,19 @@ class Runner:
 
   def json_line(self, script_args, extra_env=None):
     """Runs a script that prints one JSON line last; returns (dict, share)."""
-    stdout, share, load = self.run([sys.executable] + script_args, extra_env)
+    stdout, share = self.run([sys.executable] + script_args, extra_env)
     data = json.loads(stdout.strip().splitlines()[-1])
     data['other_cpu_share'] = share
-    data['load_1min_at_start'] = load
     return data
 
   def harness(self, flags, extra_env=None):
     """Runs the benchmark CLI; returns its run record (plus the share)."""
-    stdout, share, load = self.run(
+    stdout, share = self.run(
         [sys.executable, HARNESS, '--device=cpu',
          '--result_dir=%s' % self.result_dir] + list(flags), extra_env,
         on_discard=_drop_record)
-    with open(_record_path(stdout)) as f:
-      rec = json.load(f)
+    rec = record_io.read_record(_record_path(stdout))
     rec['other_cpu_share'] = share
-    rec['load_1min_at_start'] = load
-    rec['stdout'] = stdout
     return rec
 
 
@@ -116,6 +113,21 @@ def _drop_record(stdout):
     os.unlink(_record_path(stdout))
   except (OSError, RunFailed):
     pass
+
+
+def model_flags(model, batch_size, num_batches, num_warmup_batches):
+  """The harness flags of one model measurement (no per-step lines)."""
+  return ['--model=%s' % model, '--batch_size=%d' % batch_size,
+          '--num_batches=%d' % num_batches,
+          '--num_warmup_batches=%d' % num_warmup_batches,
+          '--display_every=1000']
+
+
+def median_rate(rec):
+  """Images/sec of the median timed step: one step disturbed by another
+  process moves it far less than the harness's total images/sec."""
+  times = rec['timing']['step_times_sec']
+  return rec['config']['global_batch_size'] / statistics.median(times)
 
 
 def share_text(share):
