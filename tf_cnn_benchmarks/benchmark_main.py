@@ -1,16 +1,9 @@
 """The benchmark command: parse flags, configure logging, run, exit code."""
 
-import sys
-
 from tf_cnn_benchmarks import cluster
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
-
-
-def _usage_error(message):
-  sys.stderr.write('Error: %s\n' % message)
-  return exit_codes.USAGE
 
 
 def main(argv):
@@ -20,14 +13,14 @@ def main(argv):
   try:
     params, _ = flags.parse_command_line(argv)
   except flags.UsageError as e:
-    return _usage_error(str(e))
+    return flags.report_usage_error(str(e))
   role = None
   if cluster.configured(params):
     try:
       # A bad host list or task index is reported before TensorFlow loads.
       role = cluster.resolve_role(params)
     except flags.UsageError as e:
-      return _usage_error(str(e))
+      return flags.report_usage_error(str(e))
   logs.configure_before_tensorflow(params.verbosity)
   logs.import_tensorflow_quietly(params.verbosity)
   # TensorFlow is imported only now, after its log level is set.
@@ -44,7 +37,7 @@ def main(argv):
   try:
     rc = run_config.resolve(params)
   except flags.UsageError as e:
-    return _usage_error(str(e))
+    return flags.report_usage_error(str(e))
   result = driver.run(params, rc=rc)
   if result.record_path:
     print('Run record: %s' % result.record_path)

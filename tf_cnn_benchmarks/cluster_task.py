@@ -34,11 +34,6 @@ def main(params, role):
   os._exit(code)  # pylint: disable=protected-access
 
 
-def _usage_error(message):
-  sys.stderr.write('Error: %s\n' % message)
-  return exit_codes.USAGE
-
-
 def _run(params, role):
   params = cluster.apply_role_to_params(params, role)
   try:
@@ -48,7 +43,7 @@ def _run(params, role):
     rc = (run_config.resolve(params, cluster_role=role) if role.trains
           else None)
   except flags.UsageError as e:
-    return _usage_error(str(e))
+    return flags.report_usage_error(str(e))
   if not role.trains:
     from tf_cnn_benchmarks import ps_task  # pylint: disable=g-import-not-at-top
     return ps_task.serve(params, role)

@@ -80,10 +80,6 @@ def _copy_config(config):
   return copy
 
 
-def _bounded(timeout_ms):
-  return tf1.RunOptions(timeout_in_ms=int(timeout_ms))
-
-
 class StartBarrier:
   """Generation-numbered barrier of the workers (see module docstring)."""
 
@@ -103,7 +99,7 @@ class StartBarrier:
 
   def wait_until_created(self, sess, timeout):
     deadline = time.monotonic() + timeout
-    while not sess.run(self._exists, options=_bounded(_RPC_TIMEOUT_MS)):
+    while not sess.run(self._exists, options=liveness.bounded(_RPC_TIMEOUT_MS)):
       if time.monotonic() >= deadline:
         raise ClusterWaitTimeout(
             'The chief (worker0) did not initialise the cluster within '
@@ -113,10 +109,10 @@ class StartBarrier:
 
   def arrive_and_wait(self, sess, generation, timeout, what):
     sess.run(self._arrive, {self._generation: generation},
-             options=_bounded(_RPC_TIMEOUT_MS))
+             options=liveness.bounded(_RPC_TIMEOUT_MS))
     deadline = time.monotonic() + timeout
     while True:
-      arrivals = sess.run(self._read, options=_bounded(_RPC_TIMEOUT_MS))
+      arrivals = sess.run(self._read, options=liveness.bounded(_RPC_TIMEOUT_MS))
       missing = ['worker%d' % i for i, g in enumerate(arrivals)
                  if g < generation]
       if not missing:
@@ -289,7 +285,7 @@ class Coordination:
   def signal_done(self, sess, timeout_ms=_DONE_TIMEOUT_MS):
     for _, op in self._done_ops:
       try:
-        sess.run(op, options=_bounded(timeout_ms))
+        sess.run(op, options=liveness.bounded(timeout_ms))
       except tf.errors.OpError:
         # Gone already: it will notice our absence by itself.
         pass
@@ -403,7 +399,7 @@ class Coordination:
     training = not (self.params.forward_only or self.params.eval)
     if self.role.is_chief and self.global_step is not None and training:
       self._step_at_start = int(sess.run(self.global_step,
-                                         options=_bounded(_RPC_TIMEOUT_MS)))
+                                         options=liveness.bounded(_RPC_TIMEOUT_MS)))
 
   def report(self, sess, reporter, times):
     """Lines after the total: this worker's own rate, the chief's total."""
@@ -415,7 +411,7 @@ class Coordination:
     if self._step_at_start is None or not times.timed_wall_time:
       return
     steps = int(sess.run(self.global_step,
-                         options=_bounded(_RPC_TIMEOUT_MS))) - (
+                         options=liveness.bounded(_RPC_TIMEOUT_MS))) - (
                              self._step_at_start)
     rate = steps * self.images_per_global_step / times.timed_wall_time
     reporter.line('cluster images/sec: %.2f (from the global step: %d '

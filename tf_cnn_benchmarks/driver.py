@@ -157,7 +157,7 @@ def run(params, reporter=None, rc=None) -> RunResult:
     # (unreachable, UNREACHABLE).
     result.status = getattr(e, 'status', 'failed')
     result.exit_code = getattr(e, 'exit_code', exit_codes.RUN_FAILED)
-    result.failure = _describe_failure(e, rc)
+    result.failure = failures.describe(e, rc)
     for line in failures.report_lines(result.failure, result.status):
       reporter.line(line)
     if params.verbosity >= 1:
@@ -189,11 +189,6 @@ def _variables_description(rc):
 def _sync_description(rc):
   """The header's `Sync:` value: cluster runs only, as in the original."""
   return str(rc.params.cross_replica_sync) if rc.cluster else None
-
-
-def _describe_failure(exc, rc):
-  """The failure's type, message, task and a hint (failures.py)."""
-  return failures.describe(exc, rc)
 
 
 def _restore_or_init(sess, params, rc, built, reporter):
@@ -384,7 +379,7 @@ def _step_run_options(params, rc):
   bound = liveness.step_bound_seconds(params) if rc.cluster else None
   if not bound:
     return None
-  return tf1.RunOptions(timeout_in_ms=int(bound * 1000))
+  return liveness.bounded(bound * 1000)
 
 
 def _run_step(sess, fetches, options, coordination=None):

@@ -16,9 +16,17 @@ from typing import Any, Optional, Sequence
 
 from absl import flags as absl_flags
 
+from tf_cnn_benchmarks import exit_codes
+
 
 class UsageError(ValueError):
   """A bad flag value or combination; the message is shown to the user."""
+
+
+def report_usage_error(message):
+  """Prints a UsageError's paragraph; returns the usage exit code."""
+  sys.stderr.write('Error: %s\n' % message)
+  return exit_codes.USAGE
 
 
 @dataclasses.dataclass(frozen=True)

@@ -72,11 +72,6 @@ def make_parser():
   return parser
 
 
-def _usage_error(message):
-  sys.stderr.write('Error: %s\n' % message)
-  return exit_codes.USAGE
-
-
 def free_ports(host, count):
   """``count`` distinct free TCP ports on ``host``.
 
@@ -451,7 +446,7 @@ def main(argv):
       logs.import_tensorflow_quietly(verbosity)
       cluster.check_protocol(protocol)
   except flags.UsageError as e:
-    return _usage_error(str(e))
+    return flags.report_usage_error(str(e))
   launcher = Launcher(tasks)
   previous = {sig: signal.signal(sig, launcher.handle_signal)
               for sig in (signal.SIGINT, signal.SIGTERM)}

@@ -78,7 +78,8 @@ class Snapshot:
     return [i for i in running if self.started[i] < newest]
 
 
-def _bounded(timeout_ms):
+def bounded(timeout_ms):
+  """RunOptions of a cluster RPC that must not wait forever on a peer."""
   return tf1.RunOptions(timeout_in_ms=int(timeout_ms))
 
 
@@ -146,24 +147,24 @@ class ProgressBoard:
 
   def publish_start(self, sess, timeout_ms):
     """A step starts (when the step's own run cannot say so)."""
-    sess.run(self._start, options=_bounded(timeout_ms))
+    sess.run(self._start, options=bounded(timeout_ms))
 
   def publish_completion(self, sess, timeout_ms):
     """A step completed (when the step's own run cannot say so)."""
-    sess.run(self._complete, options=_bounded(timeout_ms))
+    sess.run(self._complete, options=bounded(timeout_ms))
 
   def read(self, sess, timeout_ms):
     started, completed, notes = sess.run(self._read,
-                                         options=_bounded(timeout_ms))
+                                         options=bounded(timeout_ms))
     return Snapshot(tuple(int(s) for s in started),
                     tuple(int(c) for c in completed),
                     tuple(_note(n) for n in notes))
 
   def exists(self, sess, timeout_ms):
-    return bool(sess.run(self._exists, options=_bounded(timeout_ms)))
+    return bool(sess.run(self._exists, options=bounded(timeout_ms)))
 
   def post_note(self, sess, index, note, timeout_ms):
     """Writes client ``index``'s exit note (a JSON-able dict)."""
     sess.run(self._post_note, {self._note_index: index,
                                self._note_text: json.dumps(note)},
-             options=_bounded(timeout_ms))
+             options=bounded(timeout_ms))

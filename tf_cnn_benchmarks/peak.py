@@ -106,7 +106,7 @@ def _benchmarks(dtype):
   return out
 
 
-def measure(dtype=tf.float32, config=None):
+def measure(dtype=tf.float32):
   """Runs the micro-benchmarks; returns the cache entry (a dict)."""
   dtype = tf.as_dtype(dtype)
   graph = tf.Graph()
@@ -115,7 +115,7 @@ def measure(dtype=tf.float32, config=None):
     init = tf1.global_variables_initializer()
   started = time.perf_counter()
   rates = {}
-  with tf1.Session(graph=graph, config=config) as sess:
+  with tf1.Session(graph=graph) as sess:
     sess.run(init)
     with cpu_share.OtherProcessesMeter() as contention:
       for name, op, flops in benchmarks:
@@ -161,12 +161,19 @@ def cached(dtype):
 
 
 def store(dtype, entry):
-  """Adds ``entry`` to the cache (atomically; a lost race loses one entry)."""
+  """Adds ``entry`` to the cache (atomically; a lost race loses one entry).
+
+  A cache that cannot be written (a read-only home) is no error: it only
+  costs a re-measurement next time.
+  """
   path = cache_path()
   data = _read_cache(path)
   data[cache_key(dtype)] = entry
-  atomic_files.write_text_atomically(
-      path, json.dumps(data, indent=1, sort_keys=True))
+  try:
+    atomic_files.write_text_atomically(
+        path, json.dumps(data, indent=1, sort_keys=True))
+  except OSError:
+    pass
 
 
 def _worth_retrying(entry):
@@ -194,10 +201,7 @@ def peak_gflops(dtype=tf.float32, remeasure=False, measure_if_missing=True):
     fresh = dict(entry, measured_at_unix=time.time(),
                  retried_at=fresh['measured_at'],
                  other_processes_cpu_share=fresh['other_processes_cpu_share'])
-  try:
-    store(dtype, fresh)
-  except OSError:
-    pass  # a read-only home only costs a re-measurement next time
+  store(dtype, fresh)
   return fresh['gflops'], 'measured'
 
 
@@ -209,10 +213,7 @@ def main():
   import sys  # pylint: disable=g-import-not-at-top
   for name in sys.argv[1:] or ['float32', 'bfloat16']:
     entry = measure(name)
-    try:
-      store(name, entry)
-    except OSError:
-      pass
+    store(name, entry)
     print(json.dumps(entry, sort_keys=True), flush=True)
 
 

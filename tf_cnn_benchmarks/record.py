@@ -84,7 +84,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'input_bound': result.input_bound,
       'diverged_at_step': result.diverged_at_step,
   }
-  summary.update(_utilisation_summary(getattr(result, 'utilisation', None)))
+  summary.update(_utilisation_summary(result.utilisation))
   timing = {
       'step_times_sec': list(times.timed) if times else [],
       'warmup_step_times_sec': list(times.warmup) if times else [],
@@ -99,7 +99,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'finished_at': finished_at,
       'status': result.status,
       'failure': result.failure,
-      'peer_failures': list(getattr(result, 'peer_failures', None) or []),
+      'peer_failures': list(result.peer_failures),
       'label': p.label,
       'config': config,
       'flags': {k: _jsonable(v) for k, v in sorted(p.as_dict().items())},
