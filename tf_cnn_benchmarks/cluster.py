@@ -65,7 +65,7 @@ class ClusterRole:
   @property
   def task_name(self):
     """'worker1', 'ps0', 'controller0': how reports name tasks."""
-    return '%s%d' % (self.job_name, self.task_index)
+    return task_label(self.job_name, self.task_index)
 
   @property
   def address(self):

@@ -85,8 +85,6 @@ class StartBarrier:
 
   def __init__(self, device, num_workers, task_index):
     self.num_workers = num_workers
-    self.task_index = task_index
-    self.device = device
     with tf1.device(device):
       self.arrivals = liveness.chief_initialised_vector(
           tf.zeros([num_workers], tf.int64), BARRIER_NAME)

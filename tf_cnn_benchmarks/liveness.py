@@ -111,7 +111,6 @@ class ProgressBoard:
   def __init__(self, device, num_clients, index):
     """``index``: the client this task is (-1: a reader only, e.g. ps 0)."""
     self.device = device
-    self.num_clients = num_clients
     self.index = index
     with tf1.device(device):
       self.started = chief_initialised_vector(

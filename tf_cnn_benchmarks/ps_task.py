@@ -146,8 +146,7 @@ def serve(params, role):
   print(cluster.device_summary(role))
   clients = {cluster.task_label(job, i): cluster.task_address(role, job, i)
              for job, i in role.clients()}
-  labels_by_index = {i: cluster.task_label(job, i)
-                     for job, i in role.clients()}
+  labels_by_index = dict(enumerate(clients))
   hosts_board = (role.job_name == cluster.PS and role.task_index == 0 and
                  not role.in_graph)
   graph = tf.Graph()
@@ -163,7 +162,7 @@ def serve(params, role):
   graph.finalize()
   sess = tf1.Session(role.target, graph=graph, config=config)
   board_watch = (BoardWatch(role, params, sess, board,
-                            [labels_by_index[i] for i in range(len(clients))],
+                            list(clients),
                             clients) if board is not None else None)
   _say(role, 'serving at %s until %s %s done (or gone)' % (
       role.address, ', '.join(sorted(clients)),

@@ -75,10 +75,6 @@ def probe_all(addresses, timeout=1.0):
     return dict(zip(labels, reasons))
 
 
-def port_open(address, timeout=1.0):
-  return probe(address, timeout) is None
-
-
 def is_gone(reason):
   """Does a probe result mean the peer's process is not running at all?
 

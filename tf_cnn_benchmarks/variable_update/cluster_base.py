@@ -10,10 +10,9 @@ import tensorflow as tf
 from tf_cnn_benchmarks import coordination
 from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import sync_replicas
+from tf_cnn_benchmarks.variable_update import parameter_server
 
 tf1 = tf.compat.v1
-
-VARIABLE_OPS = ('Variable', 'VariableV2', 'VarHandleOp')
 
 
 def variable_bytes(op):
@@ -45,7 +44,7 @@ class PsPlacer:
   def device_function(self, other_device):
     """Variables to the ps tasks, every other op to ``other_device``."""
     def place(op):
-      return self.place(op) if op.type in VARIABLE_OPS else other_device
+      return self.place(op) if op.type in parameter_server.VARIABLE_OPS else other_device
     return place
 
 

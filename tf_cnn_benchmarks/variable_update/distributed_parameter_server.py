@@ -10,32 +10,20 @@ there. A worker averages its towers' gradients locally, then:
     global step advances once per worker step).
 """
 
-import contextlib
-
-import tensorflow as tf
-
-from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import cluster_base
+from tf_cnn_benchmarks.variable_update import parameter_server
 
-tf1 = tf.compat.v1
 
-
-class DistributedParameterServerManager(cluster_base.ClusterManagerMixin,
-                                        base.VariableManager):
-  name = 'parameter_server'
-  per_tower_copies = False
+class DistributedParameterServerManager(
+    cluster_base.ClusterManagerMixin, parameter_server.ParameterServerManager):
 
   def __init__(self, run_config):
     super().__init__(run_config)
     self.init_ps_placement_and_sync()
 
-  @contextlib.contextmanager
-  def tower_scope(self, index):
-    with tf1.device(self.placer.device_function(self.towers[index])), \
-        tf1.variable_scope('v0', reuse=index > 0,
-                           custom_getter=base.seeded_initializer_getter(
-                               self.seed)):
-      yield
+  def _device_function(self, tower_device):
+    # The local mode's towers, with variables spread over the ps tasks.
+    return self.placer.device_function(tower_device)
 
   def apply_gradients(self, tower_grads, optimizer, global_step):
     averaged = [(self.local_mean(pairs, j), pairs[0][1])

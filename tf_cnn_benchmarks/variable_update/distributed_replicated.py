@@ -37,10 +37,7 @@ class DistributedReplicatedManager(cluster_base.ClusterManagerMixin,
     seeded = base.seeded_initializer_getter(self.seed)
 
     def getter(getter, name, *args, **kwargs):
-      if kwargs.get('trainable') is not False:
-        kwargs['collections'] = [tf1.GraphKeys.LOCAL_VARIABLES]
-        return seeded(getter, name, *args, **kwargs)
-      if tower_index == 0:
+      if kwargs.get('trainable') is False and tower_index == 0:
         with tf1.device(self.placer.device_function(self.towers[0])):
           return seeded(getter, name, *args, **kwargs)
       kwargs['collections'] = [tf1.GraphKeys.LOCAL_VARIABLES]
@@ -94,14 +91,6 @@ class DistributedReplicatedManager(cluster_base.ClusterManagerMixin,
             ops.append(local.assign(fresh))
     return ops
 
-  def _tower_copies(self):
-    """[[copy of tower 0, copy of tower 1, ...]] per trainable variable."""
-    return list(zip(*[self.tower_variables(i)
-                      for i in range(len(self.towers))]))
-
-  def post_init_ops(self):
-    return []
-
   def _ensure_masters(self):
     # Forward-only runs build no update, but the masters still hold the
     # shared weights every worker starts from (and a checkpoint saves).
@@ -121,7 +110,7 @@ class DistributedReplicatedManager(cluster_base.ClusterManagerMixin,
 
   def coordination(self, global_step):
     self._ensure_masters()
-    copies = self._tower_copies()
-    refresh = self._refresh_copies([[(None, v) for v in tower]
-                                    for tower in zip(*copies)])
+    refresh = self._refresh_copies(
+        [[(None, v) for v in self.tower_variables(i)]
+         for i in range(len(self.towers))])
     return self.ps_mode_coordination(global_step, post_init_ops=refresh)

@@ -12,7 +12,9 @@ from tf_cnn_benchmarks.variable_update import base
 
 tf1 = tf.compat.v1
 
-_VARIABLE_OPS = ('Variable', 'VariableV2', 'VarHandleOp')
+# Op types that create a variable (what a device function places on the
+# parameter device).
+VARIABLE_OPS = ('Variable', 'VariableV2', 'VarHandleOp')
 
 
 class ParameterServerManager(base.VariableManager):
@@ -23,7 +25,7 @@ class ParameterServerManager(base.VariableManager):
     param_device = self.rc.param_device
 
     def place(op):
-      return param_device if op.type in _VARIABLE_OPS else tower_device
+      return param_device if op.type in VARIABLE_OPS else tower_device
 
     return place
 
