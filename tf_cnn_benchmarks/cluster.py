@@ -22,9 +22,6 @@ from tf_cnn_benchmarks.flags import UsageError
 
 PS, WORKER, CONTROLLER = 'ps', 'worker', 'controller'
 
-# Modes whose variables live on ps tasks.
-PS_UPDATES = ('parameter_server', 'distributed_replicated')
-
 # Server factory names in TensorFlow's "available server factories" list,
 # by protocol.
 _FACTORY_PROTOCOLS = {'GRPC_SERVER': 'grpc', 'VERBS_SERVER': 'grpc+verbs',
@@ -273,7 +270,7 @@ def resolve_role(params):
     raise UsageError(
         'The cluster has no workers: give --worker_hosts (or '
         '"worker" in --cluster_spec).')
-  if mode in PS_UPDATES and not jobs[PS]:
+  if mode in flags.PS_UPDATES and not jobs[PS]:
     raise UsageError(
         '--variable_update=%s keeps the variables on parameter '
         'servers: give --ps_hosts (or "ps" in --cluster_spec).'

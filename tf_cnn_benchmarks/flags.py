@@ -60,10 +60,11 @@ VARIABLE_UPDATES = ('parameter_server', 'replicated', 'independent',
                     'distributed_replicated', 'distributed_all_reduce',
                     'collective_all_reduce', 'horovod')
 LOCAL_VARIABLE_UPDATES = ('parameter_server', 'replicated', 'independent')
-# Modes a cluster task can run; the all-reduce ones need no ps tasks.
+# Modes a cluster task can run: those keeping variables on ps tasks, and
+# the all-reduce ones, which need no ps tasks.
+PS_UPDATES = ('parameter_server', 'distributed_replicated')
 ALL_REDUCE_UPDATES = ('collective_all_reduce', 'distributed_all_reduce')
-CLUSTER_VARIABLE_UPDATES = ('parameter_server',
-                            'distributed_replicated') + ALL_REDUCE_UPDATES
+CLUSTER_VARIABLE_UPDATES = PS_UPDATES + ALL_REDUCE_UPDATES
 # Protocols TensorFlow servers have had; which ones this build has is
 # checked at start-up (cluster.check_protocol).
 SERVER_PROTOCOLS = ('grpc', 'grpc+verbs', 'grpc+mpi', 'grpc+gdr')

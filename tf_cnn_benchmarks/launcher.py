@@ -390,7 +390,7 @@ def build_tasks(args, benchmark_flags, python=None):
         'The launcher runs a cluster: give --variable_update=one of %s '
         '(it was %s).' % (', '.join(flags.CLUSTER_VARIABLE_UPDATES), mode))
   num_ps = args.ps if args.ps is not None else (
-      1 if mode in cluster.PS_UPDATES else 0)
+      1 if mode in flags.PS_UPDATES else 0)
   if args.workers < 1 or num_ps < 0:
     raise flags.UsageError('--workers must be >= 1 and --ps >= 0.')
   with_controller = mode == 'distributed_all_reduce'

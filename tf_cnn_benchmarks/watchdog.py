@@ -28,6 +28,7 @@ leaves with os._exit, past the blocked call. In an asynchronous cluster a
 peer's failure or absence is reported once and training goes on.
 """
 
+import collections
 import contextlib
 import os
 import select
@@ -128,7 +129,7 @@ class Watchdog:
     self._lock = threading.Lock()
     self._phase = STARTING
     self._activity = ('starting up', time.monotonic())
-    self._step_seconds = []
+    self._step_seconds = collections.deque(maxlen=20)  # the latest steps
     self._stop = threading.Event()
     self._thread = threading.Thread(target=self._loop, name='watchdog',
                                      daemon=True)
@@ -199,7 +200,7 @@ class Watchdog:
       now = time.monotonic()
       with self._lock:
         if step:
-          self._step_seconds = (self._step_seconds + [now - started])[-20:]
+          self._step_seconds.append(now - started)
         self._activity = (previous, now)
 
   def say(self, text):
