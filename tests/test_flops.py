@@ -57,6 +57,22 @@ def test_backprop_ops_cost_as_much_as_their_forward_op():
   assert flops.count([dx, dw]).total == 3 * forward
 
 
+def test_depthwise_backprop_ops_cost_as_much_as_their_forward_op():
+  g = tf.Graph()
+  with g.as_default():
+    x = tf1.get_variable('x', [2, 8, 8, 4])
+    w = tf1.get_variable('w', [3, 3, 4, 2])  # channel multiplier 2
+    y = tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], 'SAME')
+    dx, dw = tf.gradients(tf.reduce_sum(y * y), [x, w])
+  forward = flops.count(y).total
+  assert forward == 2 * (2 * 8 * 8 * 8) * 3 * 3
+  step = flops.count([dx, dw])
+  assert step.total == 3 * forward
+  assert set(step.by_op_type) == {
+      'DepthwiseConv2dNative', 'DepthwiseConv2dNativeBackpropInput',
+      'DepthwiseConv2dNativeBackpropFilter'}
+
+
 def test_resnet50_v1_5_forward_is_the_published_count():
   spec = registry.get_model('resnet50_v1.5', registry.IMAGENET)
   graph, _, out = inspect_model.build_single_tower(spec, batch_size=2,

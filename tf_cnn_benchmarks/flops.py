@@ -67,36 +67,41 @@ def _dims(shape):
   return None if any(d is None for d in dims) else dims
 
 
-def _conv_flops(op):
-  """All three convolution ops do elements(output side) x window x Cin MACs.
+def _window_shapes(op):
+  """(elements of the output side, filter dims) of a convolution-class op,
+  or None when a shape is unknown.
 
   The output side is the forward output or the incoming output gradient;
-  the filter is [kh, kw, in, out] in either data format.
+  the filter is [kh, kw, in, out (or multiplier)] in either data format.
   """
-  if op.type == 'Conv2D':
-    out, filt = op.outputs[0].shape, op.inputs[1].shape
-  elif op.type == 'Conv2DBackpropInput':
+  if op.type.endswith('BackpropInput'):
     out, filt = op.inputs[2].shape, op.inputs[1].shape
-  else:  # Conv2DBackpropFilter: the filter gradient has the filter's shape
+  elif op.type.endswith('BackpropFilter'):
+    # The filter gradient has the filter's shape.
     out, filt = op.inputs[2].shape, op.outputs[0].shape
+  else:  # the forward op
+    out, filt = op.outputs[0].shape, op.inputs[1].shape
   elements, filt = _elements(out), _dims(filt)
   if elements is None or filt is None:
     return None
-  kh, kw, cin, _ = filt
+  return elements, filt
+
+
+def _conv_flops(op):
+  """All three convolution ops do elements(output side) x window x Cin MACs."""
+  shapes = _window_shapes(op)
+  if shapes is None:
+    return None
+  elements, (kh, kw, cin, _) = shapes
   return 2 * elements * kh * kw * cin
 
 
 def _depthwise_flops(op):
   """Each output channel of a depthwise conv sees one kh x kw window."""
-  if op.type == 'DepthwiseConv2dNative':
-    out, filt = op.outputs[0].shape, op.inputs[1].shape
-  elif op.type == 'DepthwiseConv2dNativeBackpropInput':
-    out, filt = op.inputs[2].shape, op.inputs[1].shape
-  else:
-    out, filt = op.inputs[2].shape, op.outputs[0].shape
-  elements, filt = _elements(out), _dims(filt)
-  if elements is None or filt is None:
+  shapes = _window_shapes(op)
+  if shapes is None:
     return None
+  elements, filt = shapes
   return 2 * elements * filt[0] * filt[1]
 
 
