@@ -123,6 +123,19 @@ def test_probe_says_why_a_peer_cannot_be_reached():
       'host name unknown')
 
 
+def test_two_refusals_in_a_row_mean_a_peer_is_gone():
+  count = reachability.RefusalCount()
+  count.saw('worker1', reachability.REFUSED)
+  count.saw('ps0', 'timed out')
+  assert not count.gone('worker1')
+  count.saw('worker1', None)  # it answered: start again
+  count.saw('worker1', reachability.REFUSED)
+  assert not count.gone('worker1')
+  count.saw('worker1', reachability.REFUSED)
+  assert count.gone('worker1') and not count.gone('ps0')
+  assert count.labels() == ['ps0', 'worker1']
+
+
 def test_wait_for_names_each_missing_task_with_its_reason():
   with socket.socket() as s:
     s.bind(('127.0.0.1', 0))

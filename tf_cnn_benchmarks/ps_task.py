@@ -48,7 +48,7 @@ class ClientWatch:
     self.gone_after = gone_after
     self.started = time.monotonic()
     self.last_seen = {}                 # label -> time of last answer
-    self.refusals = {}                  # label -> refusals in a row
+    self.refusals = reachability.RefusalCount()
     self._next_probe = 0.0
 
   def probe(self, labels):
@@ -61,8 +61,7 @@ class ClientWatch:
     for label, reason in reasons.items():
       if reason is None:
         self.last_seen[label] = time.monotonic()
-      self.refusals[label] = (self.refusals.get(label, 0) + 1
-                              if reachability.is_gone(reason) else 0)
+      self.refusals.saw(label, reason)
 
   def why_gone(self, label):
     """Why ``label`` counts as gone, or None while it may still come."""
@@ -72,7 +71,7 @@ class ClientWatch:
         return 'never appeared within %.0f s (--startup_timeout)' % (
             self.startup_timeout)
       return None
-    if self.refusals.get(label, 0) >= reachability.REFUSALS_TO_GONE:
+    if self.refusals.gone(label):
       return 'refuses connections at %s (its process is gone)' % (
           self.clients[label])
     if now - self.last_seen[label] > self.gone_after:

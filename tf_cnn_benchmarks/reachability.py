@@ -75,6 +75,25 @@ def probe_all(addresses, timeout=1.0):
     return dict(zip(labels, reasons))
 
 
+class RefusalCount:
+  """Refused probes in a row, per peer: REFUSALS_TO_GONE of them mean the
+  peer's process is gone (any answer, or any other failure, resets it)."""
+
+  def __init__(self):
+    self._in_a_row = {}
+
+  def saw(self, label, reason):
+    self._in_a_row[label] = (self._in_a_row.get(label, 0) + 1
+                             if is_gone(reason) else 0)
+
+  def gone(self, label):
+    return self._in_a_row.get(label, 0) >= REFUSALS_TO_GONE
+
+  def labels(self):
+    """Every peer probed so far, sorted."""
+    return sorted(self._in_a_row)
+
+
 def is_gone(reason):
   """Does a probe result mean the peer's process is not running at all?
 

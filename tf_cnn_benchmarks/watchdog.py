@@ -146,7 +146,7 @@ class Watchdog:
     self._last_progress = None
     self._client_changed = {}  # client index -> when its count last moved
     self._stall_reported_at = None
-    self._refusals = {}
+    self._refusals = reachability.RefusalCount()
     self._bad_since = {}  # label -> when probes started failing
     self._probes = {}
     self._last_probe = 0.0
@@ -352,10 +352,7 @@ class Watchdog:
     for label, address in sorted(self.peers.items()):
       reason = reasons[label]
       probes[label] = (address, reason)
-      if reachability.is_gone(reason):
-        self._refusals[label] = self._refusals.get(label, 0) + 1
-      else:
-        self._refusals[label] = 0
+      self._refusals.saw(label, reason)
       if reason is None:
         self._bad_since.pop(label, None)
       else:
@@ -371,9 +368,8 @@ class Watchdog:
 
   def _check_peers(self, now):
     probes = self._probe_peers(now)
-    for label in sorted(self._refusals):
-      if (self._refusals[label] < reachability.REFUSALS_TO_GONE or
-          self._finished_normally(label)):
+    for label in self._refusals.labels():
+      if not self._refusals.gone(label) or self._finished_normally(label):
         continue
       address = self.peers[label]
       # Without a worker an asynchronous cluster trains on; without a ps
