@@ -118,3 +118,43 @@ def test_normal_approximation_with_ties_and_large_samples():
   same = stats.compare_throughput(baseline, baseline)
   assert same.p_value == pytest.approx(1.0)
   assert same.verdict == stats.NO_CHANGE
+
+
+@pytest.mark.parametrize('m, n', [(3, 4), (9, 12), (25, 25)])
+def test_scipy_p_value_agrees_with_our_null_distribution(m, n):
+  # Our exact counts still set the interval's critical count, so scipy's
+  # p-value (the verdict) must come from the same distribution, beyond
+  # scipy's own 'auto' limit of 8 samples a group too.
+  rng = np.random.default_rng(m * 100 + n)
+  for _ in range(20):
+    x, y = rng.normal(0, 1, m), rng.normal(0.5, 1, n)
+    _, _, _, p_value, smallest_p, method = stats.mann_whitney(x, y)
+    assert method == 'exact'
+    cdf = stats._exact_cdf(m, n)
+    u = int(np.sum(np.subtract.outer(y, x) > 0))
+    assert p_value == pytest.approx(min(1.0, 2 * cdf[min(u, m * n - u)]),
+                                    rel=1e-9, abs=0)
+    assert smallest_p == pytest.approx(2 / math.comb(m + n, m), rel=1e-9,
+                                       abs=0)
+
+
+@pytest.mark.parametrize('x, y', [
+    (np.arange(5.0), np.arange(5.0, 12.0)),                  # exact
+    (np.arange(30.0), np.arange(30.0, 70.0)),                # normal
+    (np.repeat(np.arange(10.0), 3), np.repeat(np.arange(20.0, 30.0), 4)),
+])
+def test_smallest_possible_p_is_scipys_p_of_complete_separation(x, y):
+  # smallest_possible_p is ours (it decides `inconclusive`); for completely
+  # separated samples scipy's p-value is that smallest p.
+  _, _, _, p_value, smallest_p, _ = stats.mann_whitney(x, y)
+  assert smallest_p == pytest.approx(p_value, rel=1e-9, abs=0)
+  _, _, _, p_value, smallest_p, _ = stats.mann_whitney(y, x)
+  assert smallest_p == pytest.approx(p_value, rel=1e-9, abs=0)
+
+
+def test_all_values_tied_gives_no_evidence():
+  _, low, high, p_value, smallest_p, method = stats.mann_whitney(
+      [1.0] * 30, [1.0] * 30)
+  assert method == 'normal'
+  assert p_value == smallest_p == 1.0
+  assert low == high == 0.0
