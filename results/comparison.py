@@ -18,6 +18,7 @@ import math
 import os
 
 import numpy as np
+from packaging.version import InvalidVersion, Version
 
 from results import stats
 from results.errors import UsageError
@@ -67,6 +68,21 @@ def sortable_key(key):
   """Orders keys naturally (batch 32 before 128) even with None inside."""
   return tuple((value is None, isinstance(value, str), value
                 if value is not None else 0) for value in key)
+
+
+def version_sort_key(version):
+  """PEP 440 order (2.9.1 < 2.10.0, 2.21.0rc1 < 2.21.0); non-versions last."""
+  text = str(version)
+  try:
+    return (False, Version(text), text)
+  except InvalidVersion:
+    return (True, None, text)
+
+
+def config_and_version_key(pair):
+  """Sort key of a (config key, TF version) pair."""
+  key, version = pair
+  return sortable_key(key), version_sort_key(version)
 
 
 def describe_config(key, fields=CONFIG_KEY_FIELDS):
@@ -175,7 +191,8 @@ def normalise_group_value(group_by, value):
 
 
 def available_values(runs, group_by):
-  return sorted({_group_value(row, group_by) for row in runs})
+  return sorted({_group_value(row, group_by) for row in runs},
+                key=version_sort_key if group_by == 'tf_version' else None)
 
 
 def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct):

@@ -108,8 +108,8 @@ def _runs_table(runs, frame):
       'TF version', 'runs', 'median img/s', 'min', 'max']
   rows = []
   for (key, version), values in sorted(
-      cells.items(), key=lambda kv: (comparison_lib.sortable_key(kv[0][0]),
-                                     plots.version_sort_key(kv[0][1]))):
+      cells.items(),
+      key=lambda kv: comparison_lib.config_and_version_key(kv[0])):
     named = dict(zip(comparison_lib.CONFIG_KEY_FIELDS, key))
     rows.append([str(named[f]) for f in fields] + [
         version, str(len(values)), '%.1f' % np.median(values),

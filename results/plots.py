@@ -5,7 +5,6 @@ bytes, or None when the data has nothing to show for that chart.
 """
 
 import io
-import re
 
 import matplotlib
 matplotlib.use('Agg')   # headless: never look for a display
@@ -18,15 +17,9 @@ IPS = 'summary.images_per_sec'
 TF_VERSION = 'environment.tf_version'
 
 
-def version_sort_key(version):
-  """'2.9.1' < '2.10.0' (numeric parts), unknown versions last."""
-  text = str(version)
-  numbers = tuple(int(n) for n in re.findall(r'\d+', text))
-  return (not numbers, numbers, text)
-
-
 def tf_versions(runs):
-  return sorted({str(r.get(TF_VERSION)) for r in runs}, key=version_sort_key)
+  return sorted({str(r.get(TF_VERSION)) for r in runs},
+                key=comparison_lib.version_sort_key)
 
 
 def _png(figure):
@@ -99,8 +92,8 @@ def _scaling_series(runs, field):
     lines.setdefault(line, {}).setdefault(x, []).append(run[IPS])
   series = []
   for (key, version), points in sorted(
-      lines.items(), key=lambda kv: (comparison_lib.sortable_key(kv[0][0]),
-                                     version_sort_key(kv[0][1]))):
+      lines.items(),
+      key=lambda kv: comparison_lib.config_and_version_key(kv[0])):
     xs = sorted(x for x in points if x is not None)
     if len(xs) < 2:
       continue

@@ -8,6 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from results import comparison as comparison_lib
 from results import dashboard
 from tests.results.record_factory import make_record, write_record, write_runs
 
@@ -91,3 +92,21 @@ def _dump_body(command):
   body = re.search(r'<body[^>]*>', result.stdout)
   assert body, 'no DOM dumped; chromium said: %s' % result.stderr[-1000:]
   return body.group(0), result.stdout
+
+
+def test_release_candidate_sorts_before_its_release():
+  versions = ['2.21.0', 'unknown', '2.21.0rc1', '2.10.0', '2.21.0-dev20250801',
+              '2.9.1']
+  assert sorted(versions, key=comparison_lib.version_sort_key) == [
+      '2.9.1', '2.10.0', '2.21.0-dev20250801', '2.21.0rc1', '2.21.0',
+      'unknown']
+
+
+def test_default_pair_takes_the_release_as_the_newest(tmp_path):
+  rng = np.random.default_rng(5)
+  for version in ('2.20.0', '2.21.0', '2.21.0rc1'):
+    write_runs(tmp_path / 'runs', 1000 * (1 + rng.normal(0, 0.01, 3)), rng,
+               tf_version=version)
+  assert _render(tmp_path / 'runs', tmp_path / 'site') == 0
+  page = (tmp_path / 'site' / 'index.html').read_text()
+  assert 'baseline 2.21.0rc1 vs candidate 2.21.0' in page
