@@ -17,10 +17,13 @@ import fcntl
 import importlib.metadata
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from results.errors import UsageError
 
@@ -32,7 +35,6 @@ CURRENT = 'current'
 # Distributions that provide the `tensorflow` module.
 TENSORFLOW_DISTRIBUTIONS = ('tensorflow', 'tensorflow-cpu', 'tensorflow-intel',
                             'tensorflow-macos', 'tf-nightly', 'tf-nightly-cpu')
-_VERSION_PATTERN = re.compile(r'^\d+\.\d+(\.\d+)?([a-z0-9.+-]*)$')
 
 
 class VenvError(RuntimeError):
@@ -49,13 +51,21 @@ def installed_tf_version():
   return None
 
 
+def _is_version(text):
+  try:
+    Version(text)
+  except InvalidVersion:
+    return False
+  return True
+
+
 def parse_versions(text):
   """'2.19.1, 2.20.0,current' -> ['2.19.1', '2.20.0', 'current']."""
   versions = [v.strip() for v in (text or '').split(',') if v.strip()]
   if not versions:
     raise UsageError('--tf_versions is empty: give a comma-separated list '
                      'like 2.19.1,2.20.0,current (current = this Python).')
-  bad = [v for v in versions if v != CURRENT and not _VERSION_PATTERN.match(v)]
+  bad = [v for v in versions if v != CURRENT and not _is_version(v)]
   if bad:
     raise UsageError(
         '%s in --tf_versions is not a TensorFlow version. Use released '
@@ -65,7 +75,11 @@ def parse_versions(text):
 
 
 def uses_current_interpreter(version):
-  return version == CURRENT or version == installed_tf_version()
+  if version == CURRENT:
+    return True
+  installed = installed_tf_version()
+  # As versions, so 2.21.0-rc1 (TF's spelling) is the installed 2.21.0rc1.
+  return installed is not None and Version(version) == Version(installed)
 
 
 def resolved_version(version):
@@ -83,21 +97,22 @@ def venv_path(venv_root, version):
   return os.path.join(venv_root, 'tf-%s' % version)
 
 
+def _name(requirement):
+  return canonicalize_name(Requirement(requirement).name)
+
+
 def runtime_requirements(setup_cfg=None):
   """install_requires of setup.cfg, minus TensorFlow (pinned separately)."""
   parser = configparser.ConfigParser()
   parser.read(setup_cfg or os.path.join(REPO_ROOT, 'setup.cfg'))
   lines = parser.get('options', 'install_requires', fallback='').splitlines()
-  requirements = []
-  for line in lines:
-    line = line.strip()
-    name = re.split(r'[\s<>=!~;\[]', line, maxsplit=1)[0].lower()
-    if line and not name.startswith('tensorflow') and not name.startswith('tf-'):
-      requirements.append(line)
-  for needed in ('absl-py', 'numpy'):   # what the benchmark cannot run without
-    if not any(r.lower().startswith(needed) for r in requirements):
-      requirements.append(needed)
-  return requirements
+  requirements = [line.strip() for line in lines if line.strip()]
+  requirements = [line for line in requirements
+                  if not _name(line).startswith(('tensorflow', 'tf-'))]
+  named = {_name(line) for line in requirements}
+  # What the benchmark cannot run without.
+  return requirements + [needed for needed in ('absl-py', 'numpy')
+                         if needed not in named]
 
 
 def tensorflow_requirement(version):

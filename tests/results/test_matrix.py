@@ -132,3 +132,27 @@ def test_real_venv_for_tf_2_20_runs_the_trivial_model(tmp_path):
   assert list(frame['environment.tf_version']) == [version]
   assert list(frame['label']) == ['tf-' + version]
   assert frame['summary.images_per_sec'].iloc[0] > 0
+
+
+def test_release_candidates_are_versions():
+  assert venvs.parse_versions('2.21.0rc1, 2.21.0-rc1,2.20.0') == [
+      '2.21.0rc1', '2.21.0-rc1', '2.20.0']
+
+
+def test_installed_version_matches_however_it_is_spelled(monkeypatch):
+  monkeypatch.setattr(venvs, 'installed_tf_version', lambda: '2.21.0rc1')
+  assert venvs.uses_current_interpreter('2.21.0-rc1')
+  assert not venvs.uses_current_interpreter('2.21.0')
+
+
+def test_runtime_requirements_leave_tensorflow_to_the_version_pin(tmp_path):
+  setup_cfg = tmp_path / 'setup.cfg'
+  setup_cfg.write_text('\n'.join([
+      '[options]', 'install_requires =',
+      '    tensorflow-cpu>=2.12; platform_machine != "aarch64"',
+      '    TensorFlow>=2.12; platform_machine == "aarch64"',
+      '    tf-nightly', '    numpy-financial', '    Absl_Py>=1.0',
+      '    pandas[performance]>=2', '    tomli; python_version < "3.11"', '']))
+  assert venvs.runtime_requirements(str(setup_cfg)) == [
+      'numpy-financial', 'Absl_Py>=1.0', 'pandas[performance]>=2',
+      'tomli; python_version < "3.11"', 'numpy']
