@@ -67,18 +67,6 @@ class UnreadableRecordWarning(UserWarning):
   """A record file was skipped; the message names the file and the reason."""
 
 
-def flatten_record(record, prefix=''):
-  """{'a': {'b': 1}} -> {'a.b': 1}. Lists stay whole (they are samples)."""
-  flat = {}
-  for key, value in record.items():
-    name = prefix + str(key)
-    if isinstance(value, dict):
-      flat.update(flatten_record(value, name + '.'))
-    else:
-      flat[name] = value
-  return flat
-
-
 def find_record_files(path):
   """Record files under path (a folder, searched recursively, or one file)."""
   if os.path.isfile(path):
@@ -112,7 +100,7 @@ def load_runs(paths):
     paths = [paths]
   paths = [os.fspath(path) for path in paths]
   _check_paths_exist(paths)
-  rows, skipped = [], []
+  records, files, sources, skipped = [], [], [], []
   for source in paths:
     for file_path in find_record_files(source):
       try:
@@ -122,11 +110,12 @@ def load_runs(paths):
         warnings.warn('skipping %s: %s' % (file_path, error),
                       UnreadableRecordWarning, stacklevel=2)
         continue
-      row = flatten_record(record)
-      row['path'] = os.path.abspath(file_path)
-      row['source_dir'] = os.path.abspath(source)
-      rows.append(row)
-  frame = pd.DataFrame(rows)
+      records.append(record)
+      files.append(os.path.abspath(file_path))
+      sources.append(os.path.abspath(source))
+  frame = pd.json_normalize(records)
+  frame['path'] = files
+  frame['source_dir'] = sources
   extra = [column for column in frame.columns if column not in KNOWN_COLUMNS]
   frame = frame.reindex(columns=list(KNOWN_COLUMNS) + sorted(extra))
   for column in LIST_COLUMNS:
