@@ -22,6 +22,7 @@ import os
 import sys
 
 import numpy as np
+import pandas as pd
 
 from results import comparison as comparison_lib
 from results import plots
@@ -114,11 +115,8 @@ def _runs_table(runs, frame):
     rows.append([str(named[f]) for f in fields] + [
         version, str(len(values)), '%.1f' % np.median(values),
         '%.1f' % min(values), '%.1f' % max(values)])
-  out = ['<table class="runs"><tr>%s</tr>' % ''.join(
-      '<th>%s</th>' % html.escape(h) for h in head)]
-  out += ['<tr>%s</tr>' % ''.join('<td>%s</td>' % html.escape(c) for c in row)
-          for row in rows]
-  out.append('</table>')
+  out = [pd.DataFrame(rows, columns=head).to_html(
+      index=False, classes='runs', border=0, justify='left')]
   failed = frame[frame['status'] != 'ok']
   if len(failed):
     out.append('<p class="note">%d run(s) did not succeed and are left out: '
