@@ -4,7 +4,9 @@ A venv lives in VENV_ROOT/tf-<version> (default ~/.cache/tf_cnn_benchmarks/
 venvs). It holds TensorFlow at that version plus this repository's runtime
 requirements from setup.cfg (not the repository itself: the benchmark runs
 from the checkout with the venv's python). A venv is reused when its ready
-marker exists (written only after pip succeeded); a half-built one is rebuilt.
+marker (written only after pip succeeded) names the current requirements; one
+built for other requirements gets them installed first; a half-built one is
+rebuilt.
 A file lock stops two matrix commands from building the same venv at once.
 
 The version `current`, or the version installed in this interpreter, needs no
@@ -152,6 +154,18 @@ def _run_logged(command, log_path):
                           check=False).returncode
 
 
+def ready_marker_text(version):
+  return '\n'.join([version] + runtime_requirements()) + '\n'
+
+
+def _read_text(path):
+  try:
+    with open(path, 'r', encoding='utf-8') as text_file:
+      return text_file.read()
+  except OSError:
+    return None
+
+
 def _tail(path, count=5):
   try:
     with open(path, 'r', encoding='utf-8', errors='replace') as log_file:
@@ -172,28 +186,38 @@ def ensure_venv(version, venv_root=None, stream=None, run_command=None):
   os.makedirs(venv_root, exist_ok=True)
   venv_dir = venv_path(venv_root, version)
   marker = os.path.join(venv_dir, READY_MARKER)
+  wanted = ready_marker_text(version)
   with _locked(venv_dir + '.lock'):
-    if os.path.exists(marker):
+    built_for = _read_text(marker)
+    if built_for == wanted:
       print('tf %s: reusing venv %s' % (version, venv_dir), file=stream,
             flush=True)
       return venv_python(venv_dir)
-    if os.path.exists(venv_dir):
-      # No marker: an earlier build stopped half-way; start clean.
-      shutil.rmtree(venv_dir)
     log_path = venv_dir + '.install.log'
     if os.path.exists(log_path):
       os.remove(log_path)
-    print('tf %s: building venv %s (log %s)' % (version, venv_dir, log_path),
-          file=stream, flush=True)
-    for command in install_commands(version, venv_dir):
+    commands = install_commands(version, venv_dir)
+    if built_for is not None:
+      # setup.cfg gained requirements since the build (the benchmark would
+      # fail importing them); pip adds them without rebuilding TensorFlow.
+      commands = commands[-1:]
+      print('tf %s: installing new requirements into venv %s (log %s)'
+            % (version, venv_dir, log_path), file=stream, flush=True)
+    else:
+      if os.path.exists(venv_dir):
+        # No marker: an earlier build stopped half-way; start clean.
+        shutil.rmtree(venv_dir)
+      print('tf %s: building venv %s (log %s)' % (version, venv_dir, log_path),
+            file=stream, flush=True)
+    for command in commands:
       if run_command(command, log_path) != 0:
         raise VenvError(
             'building the venv for TensorFlow %s failed at `%s`: %s (full log: '
             '%s). Check the version exists for this Python (%s) and platform.'
             % (version, ' '.join(command[:6]), _tail(log_path), log_path,
                platform.python_version()))
-    with open(marker, 'w') as marker_file:
-      marker_file.write(version + '\n')
+    with open(marker, 'w', encoding='utf-8') as marker_file:
+      marker_file.write(wanted)
   return venv_python(venv_dir)
 
 

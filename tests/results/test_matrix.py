@@ -40,7 +40,8 @@ def _fake_venv(root, version):
   with open(python, 'w') as wrapper:
     wrapper.write('#!/bin/sh\nexec %s "$@"\n' % sys.executable)
   os.chmod(python, 0o755)
-  open(os.path.join(venv_dir, venvs.READY_MARKER), 'w').close()
+  with open(os.path.join(venv_dir, venvs.READY_MARKER), 'w') as marker:
+    marker.write(venvs.ready_marker_text(version))
   return python
 
 
@@ -79,15 +80,19 @@ def test_user_label_wins(tmp_path):
   assert list(store.load_runs([tmp_path])['label']) == ['mine']
 
 
-def test_venv_build_commands_and_failure(tmp_path):
-  calls = []
-
-  def fake_install(command, log_path):
+def _recording_install(calls):
+  """An ensure_venv run_command that records and makes only the venv's bin."""
+  def install(command, log_path):
     calls.append(command)
     if command[1:3] == ['-m', 'venv']:
       os.makedirs(os.path.join(command[3], 'bin'))
     return 0
+  return install
 
+
+def test_venv_build_commands_and_failure(tmp_path):
+  calls = []
+  fake_install = _recording_install(calls)
   python = venvs.ensure_venv('2.20.0', str(tmp_path), io.StringIO(),
                              fake_install)
   assert python == str(tmp_path / 'tf-2.20.0' / 'bin' / 'python')
@@ -107,6 +112,23 @@ def test_venv_build_commands_and_failure(tmp_path):
     venvs.ensure_venv('2.19.1', str(tmp_path), io.StringIO(),
                       lambda command, log: 1 if 'pip' in command else 0)
   assert not os.path.exists(tmp_path / 'tf-2.19.1' / venvs.READY_MARKER)
+
+
+def test_venv_built_for_older_requirements_gets_the_new_ones(tmp_path):
+  calls = []
+  fake_install = _recording_install(calls)
+  venvs.ensure_venv('2.20.0', str(tmp_path), io.StringIO(), fake_install)
+  # The marker a build wrote before it recorded the requirements.
+  (tmp_path / 'tf-2.20.0' / venvs.READY_MARKER).write_text('2.20.0\n')
+  calls.clear()
+  out = io.StringIO()
+  venvs.ensure_venv('2.20.0', str(tmp_path), out, fake_install)
+  assert 'installing new requirements' in out.getvalue()
+  assert calls == venvs.install_commands(
+      '2.20.0', str(tmp_path / 'tf-2.20.0'))[-1:]
+  calls.clear()
+  venvs.ensure_venv('2.20.0', str(tmp_path), io.StringIO(), fake_install)
+  assert calls == []
 
 
 @pytest.mark.parametrize('versions, message', [
