@@ -9,7 +9,7 @@ leave the CPU mostly idle; the ``others`` column is the CPU share other
 processes took while it ran):
 
 1. peak: this machine's float32 and bfloat16 peak GFLOP/s (the best of a
-   matmul and conv2d micro-benchmarks, tf_cnn_benchmarks/peak.py), measured
+   matmul and conv2d micro-benchmarks, tf_cnn_benchmarks/measure/peak.py), measured
    now and passed to every run as --peak_gflops.
 2. models: images/sec and model FLOP utilisation (MFU) per model, float32
    and bfloat16 (--use_fp16), the bf16/fp32 speed ratio and how closely the
@@ -24,7 +24,7 @@ processes took while it ran):
 6. ceiling: one traced step per model and dtype (--num_inter_threads=1, so
    op durations add up to the step): the share of op time in FLOP-counted
    ops and the MFU those ops alone reach, the ceiling no fusing of the
-   other ops can pass (tf_cnn_benchmarks/op_time.py).
+   other ops can pass (tf_cnn_benchmarks/measure/op_time.py).
 
 Unknown flags go to every harness model run (e.g. --xla_compile). Ratios
 are what to read: absolute numbers move +-30% between runs on a shared
@@ -39,7 +39,7 @@ import sys
 
 from subprocess_runs import REPO, Runner, median_rate, model_flags, share_text
 
-from tf_cnn_benchmarks import op_time  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks.measure import op_time  # pylint: disable=g-import-not-at-top
 
 # Our model name -> keras.applications name.
 KERAS_NAMES = {'resnet50': 'ResNet50', 'inception3': 'InceptionV3',
@@ -86,7 +86,7 @@ def out(text=''):
 def section_peak(runner):
   peaks = {}
   for dtype in ('float32', 'bfloat16'):
-    e = runner.json_line(['-m', 'tf_cnn_benchmarks.peak', dtype])
+    e = runner.json_line(['-m', 'tf_cnn_benchmarks.measure.peak', dtype])
     peaks[dtype] = e['gflops']
     out('peak %-8s %7.1f GFLOP/s  (matmul %.1f, conv2d %.1f; %s)  others%s'
         % (dtype, e['gflops'], e['matmul_gflops'], e['conv2d_gflops'],

@@ -18,7 +18,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from results import record_io  # pylint: disable=g-import-not-at-top
-from tf_cnn_benchmarks import cpu_share  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks.measure import cpu_share  # pylint: disable=g-import-not-at-top
 
 HARNESS = os.path.join(REPO, 'tf_cnn_benchmarks.py')
 

@@ -17,22 +17,23 @@ __all__ = ['DataError', 'explain_data_error', 'get_input_source',
            'DATA_NAMES']
 
 
+def holds_cifar10(data_dir):
+  """Does ``data_dir`` hold CIFAR-10's python batches?"""
+  return bool(data_dir) and os.path.isfile(os.path.join(data_dir,
+                                                        'data_batch_1'))
+
+
 def _data_name(params):
   """--data_name, or (unset) cifar10 when data_dir holds CIFAR batches."""
   name = getattr(params, 'data_name', None)
   if name:
-    if name not in DATA_NAMES:
-      raise ValueError('--data_name=%r is not one of: %s'
-                       % (name, ', '.join(DATA_NAMES)))
     return name
-  data_dir = getattr(params, 'data_dir', None)
-  if data_dir and os.path.isfile(os.path.join(data_dir, 'data_batch_1')):
-    return 'cifar10'
-  return 'imagenet'
+  return 'cifar10' if holds_cifar10(getattr(params, 'data_dir', None)) \
+      else 'imagenet'
 
 
 def get_input_source(params, image_size, num_classes, batch_size_per_tower,
-                     num_towers, subset):
+                     num_towers, subset, data_name=None, first_tower=0):
   """The InputSource for this run.
 
   Args:
@@ -44,16 +45,21 @@ def get_input_source(params, image_size, num_classes, batch_size_per_tower,
     batch_size_per_tower: images per tower per step.
     num_towers: towers fed per step (each gets its own batch).
     subset: 'train' or 'validation'.
+    data_name: 'imagenet' or 'cifar10'; None: params.data_name, else
+      cifar10 when data_dir holds CIFAR batches, else imagenet.
+    first_tower: this process's first tower among all of a cluster's
+      (synthetic data gives every tower its own images).
 
   Synthetic when params.data_dir is unset; otherwise ImageNet shards or
   CIFAR-10 batches per params.data_name. Raises DataError when the data
   cannot be found (checked here, before any graph is built).
   """
-  name = _data_name(params)
+  name = data_name or _data_name(params)
+  if name not in DATA_NAMES:
+    raise ValueError('--data_name=%r is not one of: %s'
+                     % (name, ', '.join(DATA_NAMES)))
   if not getattr(params, 'data_dir', None):
     from preprocessing import synthetic
-    first_tower = (params.task_index * num_towers
-                   if getattr(params, 'job_name', '') == 'worker' else 0)
     return synthetic.SyntheticInput(image_size, num_classes,
                                     batch_size_per_tower, name, subset,
                                     first_tower=first_tower)

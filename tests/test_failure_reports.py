@@ -18,21 +18,22 @@ import types
 import pytest
 
 from tests.driver_helpers import run_quietly
-from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
-from tf_cnn_benchmarks import fault_injection
-from tf_cnn_benchmarks import launcher
-from tf_cnn_benchmarks import liveness
-from tf_cnn_benchmarks import reachability
-from tf_cnn_benchmarks import stall_report
-from tf_cnn_benchmarks import watchdog
+from tf_cnn_benchmarks.cluster import peer_failures
+from tf_cnn_benchmarks.cluster import fault_injection
+from tf_cnn_benchmarks.cluster import launcher
+from tf_cnn_benchmarks.cluster import progress_board
+from tf_cnn_benchmarks.cluster import reachability
+from tf_cnn_benchmarks.cluster import stall_report
+from tf_cnn_benchmarks.cluster import watchdog
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def _role(job='worker', index=0, mode='parameter_server', sync=True):
-  return cluster.ClusterRole(
+  return roles.ClusterRole(
       jobs={'ps': ('127.0.0.1:1',), 'worker': ('127.0.0.1:2', '127.0.0.1:3'),
             'controller': ()},
       job_name=job, task_index=index, protocol='grpc', variable_update=mode,
@@ -61,11 +62,11 @@ def test_first_line_skips_tensorflow_noise():
 
 def test_secondary_errors_are_recognised():
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  assert failures.is_secondary(tf.errors.UnavailableError(None, None, 'x'))
-  assert failures.is_secondary(tf.errors.CancelledError(None, None, 'x'))
-  assert failures.is_secondary(RuntimeError(
+  assert peer_failures.is_secondary(tf.errors.UnavailableError(None, None, 'x'))
+  assert peer_failures.is_secondary(tf.errors.CancelledError(None, None, 'x'))
+  assert peer_failures.is_secondary(RuntimeError(
       'Attempted to use a closed Session.'))
-  assert not failures.is_secondary(
+  assert not peer_failures.is_secondary(
       tf.errors.ResourceExhaustedError(None, None, 'OOM'))
 
 
@@ -81,18 +82,18 @@ def test_oom_hint_names_the_shape_and_a_smaller_batch():
 
 def test_peer_note_keeps_the_root_task():
   own = failures.failure('ResourceExhaustedError', 'OOM ...', 'worker1', 'h')
-  mine = failures.from_peer_note('worker1', 'failed', own)
+  mine = peer_failures.from_peer_note('worker1', 'failed', own)
   assert mine == failures.failure('ResourceExhaustedError',
                                   'worker1 failed first: OOM ...', 'worker1',
                                   'h')
   # A peer that failed because of worker2 passes worker2 on, unchanged.
-  relayed = failures.from_peer_note('worker0', 'failed', dict(
+  relayed = peer_failures.from_peer_note('worker0', 'failed', dict(
       own, task='worker2'))
   assert relayed['task'] == 'worker2' and relayed['message'] == 'OOM ...'
 
 
 def test_report_lines_end_with_the_root_cause():
-  lines = failures.report_lines(failures.peer_gone('ps0', 'h:1'))
+  lines = failures.report_lines(peer_failures.peer_gone('ps0', 'h:1'))
   assert lines[0].startswith('Run failed: ps0 is gone: its server at h:1 '
                              'refuses connections')
   assert lines[-1] == 'Root cause: ps0 (PeerGone)'
@@ -106,7 +107,7 @@ def test_report_lines_end_with_the_root_cause():
 
 
 def test_signal_deaths_are_explained():
-  assert 'out-of-memory killer' in failures.killed_by_signal(
+  assert 'out-of-memory killer' in peer_failures.killed_by_signal(
       'worker3', signal.SIGKILL)
 
 
@@ -173,7 +174,7 @@ def test_oom_fault_raises_a_real_resource_exhausted_error():
 # stall_report.py
 
 def _snapshot(started, completed, notes=None):
-  return liveness.Snapshot(tuple(started), tuple(completed),
+  return progress_board.Snapshot(tuple(started), tuple(completed),
                            tuple(notes or [None] * len(started)))
 
 
@@ -275,8 +276,8 @@ def test_watchdog_reports_then_ends_a_save_that_takes_too_long():
   ended = []
   done = threading.Event()
 
-  def end_run(status, code, failure, lines):
-    ended.append((status, code, failure, lines))
+  def end_run(ending):
+    ended.append(ending)
     done.set()  # returning = "the main thread ended the run first"
 
   out = io.StringIO()
@@ -292,7 +293,7 @@ def test_watchdog_reports_then_ends_a_save_that_takes_too_long():
       assert done.wait(10)
   finally:
     dog.stop()
-  status, code, failure, _ = ended[0]
+  status, code, failure = ended[0].status, ended[0].exit_code, ended[0].failure
   assert (status, code) == ('stalled', exit_codes.STALLED)
   assert failure['task'] == 'worker0'
   assert 'saving a checkpoint to /tmp/x' in failure['message']

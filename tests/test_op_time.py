@@ -3,7 +3,7 @@
 import pytest
 
 from tests.driver_helpers import run_quietly
-from tf_cnn_benchmarks import op_time
+from tf_cnn_benchmarks.measure import op_time
 
 
 def test_renamed_ops_map_back_to_the_graph_op_type():

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from tests.driver_helpers import run_quietly
 from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import peak
+from tf_cnn_benchmarks.measure import peak
 
 MFU_LINE = re.compile(
     r'^model FLOP utilisation: (\d+\.\d)% \((\d+\.\d) of (\d+\.\d) GFLOP/s '

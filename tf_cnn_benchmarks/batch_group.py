@@ -26,7 +26,7 @@ from typing import Dict, List
 
 import tensorflow as tf
 
-from tf_cnn_benchmarks import flops
+from tf_cnn_benchmarks.measure import flops
 
 tf1 = tf.compat.v1
 

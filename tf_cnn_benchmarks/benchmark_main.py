@@ -1,6 +1,5 @@
 """The benchmark command: parse flags, configure logging, run, exit code."""
 
-from tf_cnn_benchmarks import cluster
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
@@ -15,10 +14,11 @@ def main(argv):
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
   role = None
-  if cluster.configured(params):
+  if flags.is_cluster_task(params):
+    from tf_cnn_benchmarks.cluster import roles  # pylint: disable=g-import-not-at-top
     try:
       # A bad host list or task index is reported before TensorFlow loads.
-      role = cluster.resolve_role(params)
+      role = roles.resolve_role(params)
     except flags.UsageError as e:
       return flags.report_usage_error(str(e))
   logs.configure_before_tensorflow(params.verbosity)
@@ -32,13 +32,10 @@ def main(argv):
     model_listing.print_models()
     return exit_codes.OK
   if role is not None:
-    from tf_cnn_benchmarks import cluster_task  # pylint: disable=g-import-not-at-top
-    return cluster_task.main(params, role)  # ends the process itself
+    from tf_cnn_benchmarks.cluster import run_task  # pylint: disable=g-import-not-at-top
+    return run_task.main(params, role)  # ends the process itself
   try:
     rc = run_config.resolve(params)
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
-  result = driver.run(params, rc=rc)
-  if result.record_path:
-    print('Run record: %s' % result.record_path)
-  return result.exit_code
+  return driver.run(params, rc=rc).exit_code

@@ -9,7 +9,7 @@ command instead (each is a module with a ``main(argv) -> exit code``):
   tf_cnn_benchmarks dashboard ...       results/dashboard.py
   tf_cnn_benchmarks suite ...           results/suite.py (repeats, suites)
   tf_cnn_benchmarks matrix ...          results/matrix.py (several TF versions)
-  tf_cnn_benchmarks launch ...          tf_cnn_benchmarks/launcher.py
+  tf_cnn_benchmarks launch ...          tf_cnn_benchmarks/cluster/launcher.py
 """
 
 import importlib
@@ -22,7 +22,7 @@ TOOL_COMMANDS = {
     'dashboard': 'results.dashboard',
     'suite': 'results.suite',
     'matrix': 'results.matrix',
-    'launch': 'tf_cnn_benchmarks.launcher',
+    'launch': 'tf_cnn_benchmarks.cluster.launcher',
 }
 
 

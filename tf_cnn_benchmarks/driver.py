@@ -4,7 +4,6 @@
 get a RunResult back); benchmark_main wraps it for the command line.
 """
 
-import contextlib
 import dataclasses
 import datetime
 import math
@@ -22,16 +21,15 @@ import tensorflow as tf
 import preprocessing
 from results import atomic_files
 from tf_cnn_benchmarks import batch_group
-from tf_cnn_benchmarks import cluster
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
-from tf_cnn_benchmarks import liveness
+from tf_cnn_benchmarks import local_runtime
 from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import record
 from tf_cnn_benchmarks import report
 from tf_cnn_benchmarks import run_config
 from tf_cnn_benchmarks import timing
-from tf_cnn_benchmarks import utilisation
+from tf_cnn_benchmarks.measure import mfu
 
 tf1 = tf.compat.v1
 
@@ -55,7 +53,7 @@ class RunResult:
   # First timed step whose loss was NaN or infinite (None: never).
   diverged_at_step: Optional[int] = None
   input_bound: Optional[bool] = None
-  # Model FLOP utilisation of the timed loop (utilisation.Utilisation).
+  # Model FLOP utilisation of the timed loop (mfu.Utilisation).
   utilisation: Optional[object] = None
   # Cluster peers that failed while this task carried on (asynchronous
   # training): failure dicts, first first.
@@ -101,14 +99,17 @@ class _Interrupted(Exception):
   status = 'interrupted'
 
 
-def run(params, reporter=None, rc=None) -> RunResult:
-  """Runs one benchmark; never raises for run failures (see RunResult)."""
+def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
+  """Runs one benchmark; never raises for run failures (see RunResult).
+
+  ``runtime``: how the session is opened and steps are run; a cluster task
+  passes its cluster/runtime.ClusterRuntime, else a single process's.
+  """
   reporter = reporter or report.Reporter()
+  runtime = runtime or local_runtime.LocalRuntime()
   started = _utc_now()
   run_id = uuid.uuid4().hex
   rc = rc or run_config.resolve(params)
-  for note in rc.notes:
-    reporter.line('Note: ' + note)
   result = RunResult(status='ok', exit_code=exit_codes.OK)
   times = timing.StepTimes(rc.batch_size_per_worker)
   result.times = times
@@ -120,7 +121,7 @@ def run(params, reporter=None, rc=None) -> RunResult:
 
     Called at the end of this function, or earlier from a cluster task's
     watchdog thread (with how the run ended) when the main thread is stuck
-    inside TensorFlow (watchdog.py).
+    inside TensorFlow (cluster/task_exit.py).
     """
     with record_lock:
       if result.record is not None:
@@ -140,13 +141,14 @@ def run(params, reporter=None, rc=None) -> RunResult:
   try:
     with _StopRequested() as stop:
       rc, source = open_input_source(params, rc)
+      for note in rc.all_notes():
+        reporter.line('Note: ' + note)
       built = model_graph.build(
-          rc, source, want_accuracy=params.print_training_accuracy)
-      if built.coordination is not None:
-        built.coordination.attach_run(rc, result, write_record)
+          rc, source, runtime, want_accuracy=params.print_training_accuracy)
+      runtime.attach_run(rc, result, write_record)
       reporter.header(rc, _variables_description(rc), source.description,
                       sync=_sync_description(rc))
-      _run_session(params, rc, built, times, reporter, stop, result)
+      _run_session(params, rc, built, runtime, times, reporter, stop, result)
   except _Interrupted as e:
     result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
     result.failure = {'type': 'Interrupted', 'message': str(e),
@@ -163,22 +165,20 @@ def run(params, reporter=None, rc=None) -> RunResult:
     if params.verbosity >= 1:
       reporter.line(traceback.format_exc())
   write_record()
+  if result.record_path:
+    reporter.line('Run record: %s' % result.record_path)
   return result
 
 
 def open_input_source(params, rc):
-  """The run's input source, and rc with the real data's epoch size.
-
-  The source sees the dataset the run config settled on (it may have been
-  inferred from the model). Returns (rc, source).
-  """
+  """The run's input source, and rc with the real data's epoch size (and
+  so its run length, for --num_epochs). Returns (rc, source)."""
   source = preprocessing.get_input_source(
-      params.replace(data_name=rc.data_name), rc.model.image_size,
-      rc.model.num_classes, rc.batch_size_per_device, rc.num_towers,
-      rc.subset)
+      params, rc.model.image_size, rc.model.num_classes,
+      rc.batch_size_per_device, rc.num_towers, rc.subset,
+      data_name=rc.data_name, first_tower=rc.first_tower)
   if not source.synthetic and source.num_examples_per_epoch:
-    rc = dataclasses.replace(
-        rc, examples_per_epoch=source.num_examples_per_epoch)
+    rc = rc.with_examples_per_epoch(source.num_examples_per_epoch)
   return rc, source
 
 
@@ -189,22 +189,6 @@ def _variables_description(rc):
 def _sync_description(rc):
   """The header's `Sync:` value: cluster runs only, as in the original."""
   return str(rc.params.cross_replica_sync) if rc.cluster else None
-
-
-def _restore_or_init(sess, params, rc, built, reporter):
-  """Initialises, then restores the latest checkpoint in train_dir if any."""
-  if built.coordination is not None:
-    # In a cluster who initialises what, and when, is agreed across tasks.
-    built.coordination.initialize(
-        sess, built, restore=lambda: _restore_latest(sess, params, built,
-                                                     reporter))
-    return
-  sess.run(built.init_ops)
-  sess.run(built.input_init_ops)
-  _restore_latest(sess, params, built, reporter)
-  # Replicated copies are made equal after a restore too (restore sets only
-  # copy 0).
-  sess.run(built.post_init_ops)
 
 
 def _restore_latest(sess, params, built, reporter):
@@ -224,9 +208,10 @@ def _restore_latest(sess, params, built, reporter):
 class _Checkpointer:
   """Saves to train_dir every N steps / seconds and at the end."""
 
-  def __init__(self, params, built):
+  def __init__(self, params, built, runtime):
     self.params = params
     self.built = built
+    self.runtime = runtime
     self.last_time = time.monotonic()
     self.path = None
     self.saved_step = None
@@ -234,9 +219,8 @@ class _Checkpointer:
   def enabled(self):
     # In a cluster only the chief writes checkpoints (the others would race
     # it for the same files).
-    coordination = self.built.coordination
     return (bool(self.params.train_dir) and not self.params.eval and
-            (coordination is None or coordination.role.is_chief))
+            self.runtime.is_chief)
 
   def maybe_save(self, sess, step):
     if not self.enabled():
@@ -259,11 +243,9 @@ class _Checkpointer:
     if step == self.saved_step:
       return
     os.makedirs(self.params.train_dir, exist_ok=True)
-    coordination = self.built.coordination
     # In a cluster the watchdog reports a save that takes too long.
-    with (coordination.doing('saving a checkpoint to %s' %
-                             self.params.train_dir)
-          if coordination is not None else contextlib.nullcontext()):
+    with self.runtime.doing('saving a checkpoint to %s' %
+                            self.params.train_dir):
       # Saver writes the data files first and updates the 'checkpoint'
       # index last (atomically), so the latest checkpoint is never
       # half-written.
@@ -274,7 +256,7 @@ class _Checkpointer:
     self.last_time = time.monotonic()
 
 
-def _run_session(params, rc, built, times, reporter, stop, result):
+def _run_session(params, rc, built, runtime, times, reporter, stop, result):
   config = run_config.session_config(params, rc)
   fetches = {'step': built.step_op}
   loss = (built.base_loss if params.loss_type_to_report == 'base_loss'
@@ -285,7 +267,7 @@ def _run_session(params, rc, built, times, reporter, stop, result):
     fetches['top_1'] = built.top_1_correct
     fetches['top_5'] = built.top_5_correct
   if params.graph_file:
-    graph_file = cluster.per_task_path(params.graph_file, rc.cluster)
+    graph_file = runtime.task_file_path(params.graph_file)
     atomic_files.write_text_atomically(graph_file, text_format.MessageToString(
         built.graph.as_graph_def()))
     reporter.line('Wrote the graph to %s' % graph_file)
@@ -293,15 +275,17 @@ def _run_session(params, rc, built, times, reporter, stop, result):
   group_size = params.batch_group_size
   grouped = batch_group.chain(built.graph, fetches, group_size)
   built.graph.finalize()
-  checkpointer = _Checkpointer(params, built)
+  checkpointer = _Checkpointer(params, built, runtime)
   correct_1 = correct_5 = examples = 0
-  step_options = _step_run_options(params, rc)
-  with _open_session(built, config) as sess:
+  step_options = runtime.step_run_options()
+  with runtime.open_session(built.graph, config) as sess:
     reporter.line('Initializing graph')
-    _restore_or_init(sess, params, rc, built, reporter)
+    # In a cluster who initialises what, and when, is agreed across tasks.
+    runtime.initialize(sess, built, restore=lambda: _restore_latest(
+        sess, params, built, reporter))
     runner = batch_group.StepRunner(
-        lambda f: _run_step(sess, f, step_options, built.coordination),
-        grouped, group_size)
+        lambda f: runtime.run_step(sess, f, step_options), grouped,
+        group_size)
     reporter.line('Running warm up')
     for _ in range(rc.num_warmup_batches):
       _check_stop(stop)
@@ -309,8 +293,7 @@ def _run_session(params, rc, built, times, reporter, stop, result):
     reporter.line('Done warm up')
     reporter.loss_name = params.loss_type_to_report
     reporter.table_head(with_accuracy and rc.training)
-    if built.coordination is not None:
-      built.coordination.timing_starts(sess)
+    runtime.timing_starts(sess)
     loop_start = time.perf_counter()
     try:
       for step in range(1, rc.num_batches + 1):
@@ -343,12 +326,11 @@ def _run_session(params, rc, built, times, reporter, stop, result):
     reporter.total(result.images_per_sec)
     result.utilisation = _utilisation(params, rc, fetches, times)
     reporter.line(result.utilisation.line())
-    if built.coordination is not None:
-      built.coordination.report(sess, reporter, times)
+    runtime.report(sess, reporter, times)
     if rc.training and params.data_dir:
       _report_input_bound(
-          lambda: _run_step(sess, built.input_step, step_options), rc, times,
-          reporter, result)
+          lambda: sess.run(built.input_step, options=step_options), rc,
+          times, reporter, result)
     if rc.mode == 'evaluation' and examples:
       result.top_1_accuracy = correct_1 / examples
       result.top_5_accuracy = correct_5 / examples
@@ -356,46 +338,19 @@ def _run_session(params, rc, built, times, reporter, stop, result):
       reporter.accuracy(result.top_1_accuracy, result.top_5_accuracy,
                         examples)
     if params.trace_file:
-      trace_file = cluster.per_task_path(params.trace_file, rc.cluster)
+      trace_file = runtime.task_file_path(params.trace_file)
       _write_trace(sess, fetches, trace_file)
       reporter.line('Wrote a trace of one extra step to %s' % trace_file)
     checkpointer.save(sess)
     result.checkpoint_path = checkpointer.path
 
 
-def _open_session(built, config):
-  if built.coordination is not None:
-    return built.coordination.open_session(built.graph, config)
-  return tf1.Session(graph=built.graph, config=config)
-
-
-def _step_run_options(params, rc):
-  """RunOptions of every step: in a cluster, bounded just past the stall
-  timeout and its shutdown grace (liveness.step_bound_seconds).
-
-  A dead peer can otherwise block a synchronous step forever; the watchdog
-  normally ends such a task first, with a report.
-  """
-  bound = liveness.step_bound_seconds(params) if rc.cluster else None
-  if not bound:
-    return None
-  return liveness.bounded(bound * 1000)
-
-
-def _run_step(sess, fetches, options, coordination=None):
-  """Every training/eval step's session.run goes through here; a cluster
-  task's through its coordination (progress board, watchdog)."""
-  if coordination is not None:
-    return coordination.run_step(sess, fetches, options)
-  return sess.run(fetches, options=options)
-
-
 def _utilisation(params, rc, fetches, times):
   """MFU of the timed loop: FLOPs counted on the fetched graph, this
-  process's images/sec, the peak of the compute dtype (utilisation.py)."""
-  per_image = utilisation.gflops_per_image(fetches, rc.batch_size_per_worker)
+  process's images/sec, the peak of the compute dtype (mfu.py)."""
+  per_image = mfu.gflops_per_image(fetches, rc.batch_size_per_worker)
   # Cluster tasks may share a host: they use a cached peak, never measure.
-  return utilisation.compute(params, rc.compute_dtype, per_image,
+  return mfu.compute(params, rc.compute_dtype, per_image,
                              times.total_images_per_sec(1),
                              may_measure=rc.cluster is None)
 

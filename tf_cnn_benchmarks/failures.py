@@ -1,22 +1,17 @@
-"""What went wrong, said once and at its root.
+"""What went wrong with a run, in one dict and a few printed lines.
 
 A run's failure is a dict {type, message, task, hint} (the record's
-``failure``). In a cluster one task's failure makes the others fail too,
-with secondary errors that say nothing about the cause ("Socket closed",
-"Cancelled", "Attempted to use a closed Session", a deadline exceeded);
-those are recognised here so that the first failure, with its task and its
-original error, is what the user sees (coordination.py and watchdog.py find
-it: from the failed task's note on the progress board, or from a probe that
-finds the peer gone).
-
-Every failing cluster task prints the same lines (``report_lines``),
-ending with ``Root cause: <task> (<type>)``, which the launcher reads to
-name the first failure. TensorFlow is imported only where it is needed:
-the launcher uses this module too.
+``failure``). ``describe`` makes it from the exception that ended the run
+(TensorFlow's long messages cut to the line that matters, an out-of-memory
+hint, a data error named by file); ``report_lines`` prints it. A cluster
+task may already have found the root cause in a peer
+(cluster/peer_failures.py); that wins. Every failing cluster task prints
+``Root cause: <task> (<type>)`` last, which the launcher reads to name the
+first failure. TensorFlow is imported only where it is needed: the launcher
+uses this module too.
 """
 
 import re
-import signal
 
 ROOT_CAUSE_PREFIX = 'Root cause: '
 ROOT_CAUSE_RE = re.compile(r'^Root cause: (\S+) \(([^)]*)\)')
@@ -24,24 +19,9 @@ _SHAPE_RE = re.compile(r'shape\s*\[([0-9, ]+)\]')
 # "UNAVAILABLE: From /job:..." -> "From /job:...".
 _CODE_PREFIX_RE = re.compile(r'^[A-Z_]+: (?=From /job:)')
 
-_SECONDARY_PHRASES = ('closed Session', 'Session has been closed',
-                      'Socket closed', 'Connection reset',
-                      'failed to connect to all addresses')
-
 
 def failure(type_name, message, task=None, hint=None):
   return {'type': type_name, 'message': message, 'task': task, 'hint': hint}
-
-
-def is_secondary(exc):
-  """Is ``exc`` the kind of error a task gets because a *peer* failed?"""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  if isinstance(exc, (tf.errors.UnavailableError, tf.errors.AbortedError,
-                      tf.errors.CancelledError,
-                      tf.errors.DeadlineExceededError)):
-    return True
-  text = str(exc)
-  return any(phrase in text for phrase in _SECONDARY_PHRASES)
 
 
 # Lines of a TensorFlow error message that say nothing about the error.
@@ -108,61 +88,6 @@ def describe(exc, rc):
   if isinstance(exc, tf.errors.ResourceExhaustedError):
     hint = oom_hint(rc, getattr(exc, 'message', None) or str(exc))
   return failure(type(exc).__name__, message, task, hint)
-
-
-def from_peer_note(label, status, peer_failure):
-  """This task's failure when peer ``label`` left first with ``status``.
-
-  The peer's note carries its failure; when that already names another
-  task (the peer ended because of it, or it is a stall's culprit), it is
-  passed on unchanged, so every task names the same root.
-  """
-  peer_failure = dict(peer_failure or {})
-  root = peer_failure.get('task') or label
-  message = peer_failure.get('message') or 'no message'
-  if root != label or status in ('stalled', 'unreachable'):
-    return failure(peer_failure.get('type') or 'PeerFailed', message, root,
-                   peer_failure.get('hint'))
-  verb = 'was interrupted' if status == 'interrupted' else 'failed'
-  return failure(peer_failure.get('type') or 'PeerFailed',
-                 '%s %s first: %s' % (label, verb, message), label,
-                 peer_failure.get('hint'))
-
-
-def peer_gone(label, address, own_error=None):
-  seen = (' (this task then saw %s)' % own_error) if own_error else ''
-  return failure(
-      'PeerGone',
-      '%s is gone: its server at %s refuses connections, so its process '
-      'crashed or was killed; it failed first%s.' % (label, address, seen),
-      label,
-      'Look for %s\'s own error in its output; if it printed none, it was '
-      'killed (by a user, a job scheduler, or the kernel\'s out-of-memory '
-      'killer: see `dmesg`).' % label)
-
-
-def peer_unreachable(label, address, reason, own_error=None):
-  seen = (' (this task then saw %s)' % own_error) if own_error else ''
-  return failure(
-      'PeerUnreachable',
-      '%s at %s cannot be reached: %s%s.' % (label, address, reason, seen),
-      label,
-      'The network between this host and %s failed (or its host is '
-      'down); check the link and firewalls.' % label)
-
-
-def killed_by_signal(label, signum):
-  """Words for a task that died of a signal without a word of its own."""
-  try:
-    name = signal.Signals(signum).name
-  except ValueError:
-    name = 'signal %d' % signum
-  if signum == signal.SIGKILL:
-    why = ('by a user, a job scheduler, or the kernel\'s out-of-memory '
-           'killer (see `dmesg`)')
-  else:
-    why = 'it printed no error of its own'
-  return '%s was killed by %s: %s' % (label, name, why)
 
 
 def report_lines(run_failure, status='failed'):

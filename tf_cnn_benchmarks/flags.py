@@ -17,6 +17,7 @@ from typing import Any, Optional, Sequence
 from absl import flags as absl_flags
 
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks.variable_update import modes
 
 
 class UsageError(ValueError):
@@ -56,15 +57,8 @@ HARNESS = 'Results, logging & fault handling (this harness)'
 THEMES = (MODEL, BATCH, DEVICES, DATA, OPTIMIZER, VARIABLES, CLUSTER,
           PRECISION, CHECKPOINTS, DEBUG, HARNESS)
 
-VARIABLE_UPDATES = ('parameter_server', 'replicated', 'independent',
-                    'distributed_replicated', 'distributed_all_reduce',
-                    'collective_all_reduce', 'horovod')
-LOCAL_VARIABLE_UPDATES = ('parameter_server', 'replicated', 'independent')
-# Modes a cluster task can run: those keeping variables on ps tasks, and
-# the all-reduce ones, which need no ps tasks.
-PS_UPDATES = ('parameter_server', 'distributed_replicated')
-ALL_REDUCE_UPDATES = ('collective_all_reduce', 'distributed_all_reduce')
-CLUSTER_VARIABLE_UPDATES = PS_UPDATES + ALL_REDUCE_UPDATES
+# What each mode is, and where it runs: variable_update/modes.py.
+VARIABLE_UPDATES = tuple(modes.MODES) + ('horovod',)
 # Protocols TensorFlow servers have had; which ones this build has is
 # checked at start-up (cluster.check_protocol).
 SERVER_PROTOCOLS = ('grpc', 'grpc+verbs', 'grpc+mpi', 'grpc+gdr')
@@ -448,6 +442,11 @@ def _check_value(spec, value):
           spec.name, value, spec.upper_bound))
 
 
+def is_cluster_task(p):
+  """Is this process a task of a cluster (vs. a single-process run)?"""
+  return bool(p.job_name or p.cluster_spec)
+
+
 def validate(p):
   """Checks flag combinations that need no TensorFlow; raises UsageError."""
   for name, default in _UNSUPPORTED_DEFAULTS.items():
@@ -494,7 +493,7 @@ def validate(p):
     raise UsageError(
         '--num_epochs_per_decay and --learning_rate_decay_factor go '
         'together: give both (exponential decay) or neither.')
-  if p.batch_group_size > 1 and (p.job_name or p.cluster_spec):
+  if p.batch_group_size > 1 and is_cluster_task(p):
     raise UsageError(
         '--batch_group_size=%d runs several steps per session.run in a '
         'single process only; a cluster task runs one step per call (its '
@@ -507,21 +506,28 @@ def validate(p):
 
 
 def _validate_cluster_flags(p):
-  """Cluster checks that need no host list (cluster.py checks those)."""
-  if not (p.job_name or p.cluster_spec):
-    if p.variable_update not in LOCAL_VARIABLE_UPDATES:
+  """Cluster checks that need no host list (cluster/roles.py checks those)."""
+  mode = modes.MODES.get(p.variable_update)
+  if mode is None:  # horovod: an original value, refused with its reason
+    raise UsageError(
+        '--variable_update=%s is not implemented: Horovod\'s last release '
+        'builds only against TensorFlow <= 2.18. For all-reduce across '
+        'workers use --variable_update=collective_all_reduce (or '
+        'distributed_all_reduce).' % p.variable_update)
+  if not is_cluster_task(p):
+    if not mode.runs_locally:
       raise UsageError(
           '--variable_update=%s runs across a cluster; it needs --job_name, '
           '--ps_hosts/--worker_hosts and --task_index, or --cluster_spec '
           '(or use one of %s on a single machine; `tf_cnn_benchmarks launch` '
           'starts a local cluster for you).' % (
-              p.variable_update, ', '.join(LOCAL_VARIABLE_UPDATES)))
+              p.variable_update, ', '.join(modes.names(runs_locally=True))))
     return
-  if p.variable_update not in CLUSTER_VARIABLE_UPDATES:
+  if not mode.runs_in_cluster:
     raise UsageError(
         '--variable_update=%s runs in a single process, but a cluster task '
         'was given (--job_name/--cluster_spec); in a cluster use one of %s.'
-        % (p.variable_update, ', '.join(CLUSTER_VARIABLE_UPDATES)))
+        % (p.variable_update, ', '.join(modes.names(runs_in_cluster=True))))
   if p.job_name and not (p.worker_hosts or p.cluster_spec):
     raise UsageError('--job_name=%s needs --worker_hosts (and --ps_hosts '
                      'for ps modes), or --cluster_spec.' % p.job_name)
@@ -529,7 +535,7 @@ def _validate_cluster_flags(p):
     raise UsageError(
         '--server_protocol=%s is not a TensorFlow server protocol; known '
         'protocols: %s.' % (p.server_protocol, ', '.join(SERVER_PROTOCOLS)))
-  if not p.cross_replica_sync and p.variable_update in ALL_REDUCE_UPDATES:
+  if not p.cross_replica_sync and mode.all_reduce:
     raise UsageError(
         '--variable_update=%s is synchronous by construction (an all-reduce '
         'needs every worker); --cross_replica_sync=False applies to '

@@ -13,6 +13,7 @@ from typing import List, Optional
 import tensorflow as tf
 
 from models import layers
+from tf_cnn_benchmarks import local_runtime
 from tf_cnn_benchmarks import optimizers
 from tf_cnn_benchmarks import variable_update
 
@@ -40,8 +41,6 @@ class BuiltGraph:
   saver: object
   variable_manager: object
   num_trainable_parameters: int
-  # Start barrier, done signals etc. of a cluster task (coordination.py).
-  coordination: Optional[object] = None
 
 
 def _tower_loss(logits, aux, labels, num_classes):
@@ -70,8 +69,10 @@ def _correct_in_top_k(logits, labels, k):
       predictions=logits, targets=labels, k=k), tf.int32))
 
 
-def build(rc, input_source, want_accuracy=False):
-  """Builds the run's graph (rc: a run_config.RunConfig)."""
+def build(rc, input_source, runtime=None, want_accuracy=False):
+  """Builds the run's graph (rc: a run_config.RunConfig; runtime: the
+  driver's, which may add its own parts: a cluster's)."""
+  runtime = runtime or local_runtime.LocalRuntime()
   params = rc.params
   graph = tf.Graph()
   with graph.as_default(), contextlib.ExitStack() as scopes:
@@ -152,12 +153,9 @@ def build(rc, input_source, want_accuracy=False):
                             save_relative_paths=True)
     num_params = sum(int(v.shape.num_elements())
                      for v in vm.tower_variables(0))
-    # Last: it initialises whatever local variables exist by now.
-    coordination = vm.coordination(global_step)
-    if coordination is not None:
-      # The step also publishes this task's progress to the cluster
-      # (liveness.py): in the same session.run, so only real steps count.
-      step_op = coordination.counted_step(step_op)
+    # Last: a cluster's start initialises whatever local variables exist
+    # by now.
+    step_op = runtime.wire_graph(vm, global_step, step_op)
     built = BuiltGraph(
         graph=graph, step_op=step_op, input_step=input_step,
         total_loss=total_loss,
@@ -168,6 +166,6 @@ def build(rc, input_source, want_accuracy=False):
         post_init_ops=vm.post_init_ops(),
         input_init_ops=list(input_source.initializers()),
         saver=saver, variable_manager=vm,
-        num_trainable_parameters=num_params, coordination=coordination)
+        num_trainable_parameters=num_params)
   return built
 

@@ -9,7 +9,7 @@ import os
 
 from results.record_io import CURRENT_SCHEMA_VERSION
 from results.record_io import write_record_atomically
-from tf_cnn_benchmarks import environment
+from tf_cnn_benchmarks.measure import environment
 
 
 def _jsonable(value):
@@ -34,12 +34,12 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
                  data_description=None, cluster_run_id=None):
   times = result.times
   p = params
-  num_ps = len([h for h in p.ps_hosts.split(',') if h]) if p.ps_hosts else 0
+  role = rc.cluster
   num_workers, towers_per_worker = rc.num_workers, rc.num_towers
-  if rc.cluster is not None and rc.cluster.in_graph:
+  if role is not None and role.in_graph:
     # A controller's one graph has a tower on every device of every worker
     # and run_config times it as a single worker; describe the real cluster.
-    num_workers = rc.cluster.num_workers
+    num_workers = role.num_workers
     towers_per_worker = rc.num_towers // num_workers
   config = {
       'model': rc.model.name,
@@ -61,9 +61,9 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'compute_dtype': rc.compute_dtype.name,
       'xla_compile': bool(p.xla_compile or p.xla),
       'num_workers': num_workers,
-      'num_ps': num_ps,
-      'job_name': p.job_name or None,
-      'task_index': p.task_index if p.job_name else None,
+      'num_ps': role.num_ps if role is not None else 0,
+      'job_name': role.job_name if role is not None else None,
+      'task_index': role.task_index if role is not None else None,
       'cross_replica_sync': p.cross_replica_sync,
   }
   summary = {

@@ -13,9 +13,9 @@ from typing import List, Optional
 
 import tensorflow as tf
 
+import preprocessing
 from models import registry
 from preprocessing import synthetic
-from tf_cnn_benchmarks import cluster
 from tf_cnn_benchmarks.flags import UsageError
 
 DEFAULT_NUM_BATCHES = 100
@@ -45,8 +45,32 @@ class RunConfig:
   subset: str                   # 'train' or 'validation'
   examples_per_epoch: int
   notes: List[str]              # choices made for the user, printed once
-  # This task's cluster.ClusterRole when it is part of a cluster.
+  # This task's cluster/roles.ClusterRole when it is part of a cluster.
   cluster: Optional[object] = None
+  # How the run length was rounded, if it was (printed with the notes).
+  run_length_note: Optional[str] = None
+
+  def with_examples_per_epoch(self, examples_per_epoch):
+    """This run config for a dataset of ``examples_per_epoch`` (the real
+    data's size, known once its source is open): --num_epochs becomes
+    steps with this size, not the table's."""
+    num_batches, warmup, note = _run_length(
+        self.params, examples_per_epoch, self.global_batch_size)
+    return dataclasses.replace(
+        self, examples_per_epoch=examples_per_epoch, num_batches=num_batches,
+        num_warmup_batches=warmup, run_length_note=note)
+
+  def all_notes(self):
+    return self.notes + ([self.run_length_note] if self.run_length_note
+                         else [])
+
+  @property
+  def first_tower(self):
+    """Index of this process's first tower among the cluster's towers
+    (synthetic data gives each tower of the cluster its own images)."""
+    if self.cluster is not None and self.cluster.job_name == 'worker':
+      return self.cluster.task_index * self.num_towers
+    return 0
 
   @property
   def num_towers(self):
@@ -70,9 +94,12 @@ def gpus_available():
 
 
 def infer_data_name(params):
-  """--data_name, else from the model: CIFAR-10 only if no ImageNet form."""
+  """--data_name; else CIFAR-10 when --data_dir holds CIFAR-10 batches; else
+  from the model: CIFAR-10 only if it has no ImageNet form."""
   if params.data_name:
     return params.data_name
+  if preprocessing.holds_cifar10(params.data_dir):
+    return registry.CIFAR10
   if params.model in registry.model_names(registry.IMAGENET):
     return registry.IMAGENET
   if params.model in registry.model_names(registry.CIFAR10):
@@ -80,12 +107,11 @@ def infer_data_name(params):
   return registry.IMAGENET
 
 
-def resolve(params, num_workers=1, examples_per_epoch=None,
-            cluster_role=None) -> RunConfig:
+def resolve(params, cluster_role=None) -> RunConfig:
   """Makes every open choice of ``params``; raises UsageError if impossible.
 
-  ``cluster_role``: a cluster.ClusterRole; it decides the devices and the
-  number of workers.
+  ``cluster_role``: a cluster/roles.ClusterRole; it decides the devices and
+  the number of workers.
   """
   notes = []
   if (params.xla_compile or params.xla) and (
@@ -108,10 +134,11 @@ def resolve(params, num_workers=1, examples_per_epoch=None,
     param_device = 'cpu'
   tower_devices = ['/%s:%d' % (device_type, i) for i in range(params.num_gpus)]
   param_device = '/%s:0' % param_device
+  num_workers = 1
 
   if cluster_role is not None:
-    tower_devices, param_device, num_workers = cluster.placement(
-        cluster_role, device_type, params.num_gpus)
+    tower_devices, param_device, num_workers = cluster_role.placement(
+        device_type, params.num_gpus)
 
   data_format = params.data_format or ('NCHW' if device_type == 'gpu'
                                        else 'NHWC')
@@ -135,9 +162,27 @@ def resolve(params, num_workers=1, examples_per_epoch=None,
     batch = params.batch_size
   batch = batch or model.default_batch_size
 
-  if examples_per_epoch is None:
-    examples_per_epoch = EXAMPLES_PER_EPOCH[(data_name, subset)]
-  global_batch = batch * len(tower_devices) * num_workers
+  # The table's size; a real dataset's replaces it once its source is open
+  # (RunConfig.with_examples_per_epoch).
+  examples_per_epoch = EXAMPLES_PER_EPOCH[(data_name, subset)]
+  count, warmup, length_note = _run_length(
+      params, examples_per_epoch, batch * len(tower_devices) * num_workers)
+
+  return RunConfig(
+      params=params, model=model, data_name=data_name,
+      device_type=device_type, tower_devices=tower_devices,
+      param_device=param_device, data_format=data_format,
+      compute_dtype=compute_dtype, batch_size_per_device=batch,
+      num_workers=num_workers, mode=mode, num_batches=count,
+      num_warmup_batches=warmup, subset=subset,
+      examples_per_epoch=examples_per_epoch, notes=notes,
+      cluster=cluster_role, run_length_note=length_note)
+
+
+def _run_length(params, examples_per_epoch, global_batch):
+  """(timed steps, warm-up steps, a note or None) of a run whose epoch has
+  ``examples_per_epoch`` examples."""
+  note = None
   epochs = params.num_eval_epochs if params.eval else params.num_epochs
   count = params.num_eval_batches if params.eval else params.num_batches
   if params.eval and count is None:
@@ -154,20 +199,11 @@ def resolve(params, num_workers=1, examples_per_epoch=None,
     # Whole groups only (batch_group.py): round both counts up.
     rounded = -(-count // group) * group
     if rounded != count:
-      notes.append('--batch_group_size=%d: %d timed steps rounded up to %d '
-                   '(whole groups).' % (group, count, rounded))
+      note = ('--batch_group_size=%d: %d timed steps rounded up to %d '
+              '(whole groups).' % (group, count, rounded))
     count = rounded
     warmup = -(-warmup // group) * group
-
-  return RunConfig(
-      params=params, model=model, data_name=data_name,
-      device_type=device_type, tower_devices=tower_devices,
-      param_device=param_device, data_format=data_format,
-      compute_dtype=compute_dtype, batch_size_per_device=batch,
-      num_workers=num_workers, mode=mode, num_batches=count,
-      num_warmup_batches=warmup, subset=subset,
-      examples_per_epoch=examples_per_epoch, notes=notes,
-      cluster=cluster_role)
+  return count, warmup, note
 
 
 def session_config(params, run_config, num_cpu_devices=None):
@@ -181,10 +217,6 @@ def session_config(params, run_config, num_cpu_devices=None):
   if params.xla_compile or params.xla:
     config.graph_options.optimizer_options.global_jit_level = (
         tf.compat.v1.OptimizerOptions.ON_1)
-  if run_config.cluster is not None:
-    # Device filters: a cluster session sees only the tasks it needs.
-    config = cluster.server_config(
-        run_config.cluster, config.device_count['CPU'], base_config=config)
   return config
 
 

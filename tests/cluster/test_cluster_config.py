@@ -13,10 +13,11 @@ import pytest
 import tensorflow as tf
 
 from tests.cluster import helpers
-from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import launcher
+from tf_cnn_benchmarks.cluster import launcher
 from tf_cnn_benchmarks.variable_update import cluster_base
 
 PS = '10.0.0.1:2222'
@@ -26,7 +27,7 @@ WORKERS = '10.0.0.2:2222,10.0.0.3:2222'
 def _role(**overrides):
   settings = dict(job_name='worker', ps_hosts=PS, worker_hosts=WORKERS)
   settings.update(overrides)
-  return cluster.resolve_role(flags.make_params(**settings))
+  return roles.resolve_role(flags.make_params(**settings))
 
 
 def test_worker_role_from_host_flags():
@@ -36,7 +37,7 @@ def test_worker_role_from_host_flags():
   assert not role.is_chief and _role().is_chief
   # A between-graph worker's sessions see the ps tasks and itself only.
   assert role.device_filters() == ['/job:ps', '/job:worker/task:1']
-  towers, global_step_device, workers = cluster.placement(role, 'cpu', 2)
+  towers, global_step_device, workers = role.placement('cpu', 2)
   assert towers == ['/job:worker/task:1/device:CPU:0',
                     '/job:worker/task:1/device:CPU:1']
   assert global_step_device.startswith('/job:ps/task:0')
@@ -44,13 +45,13 @@ def test_worker_role_from_host_flags():
 
 
 def test_per_task_files_do_not_collide():
-  assert cluster.per_task_path('/t/trace.json', _role()) == '/t/trace.json'
-  assert cluster.per_task_path('/t/trace.json', _role(task_index=1)) == \
+  assert roles.per_task_path('/t/trace.json', _role()) == '/t/trace.json'
+  assert roles.per_task_path('/t/trace.json', _role(task_index=1)) == \
       '/t/trace.worker1.json'
-  assert cluster.per_task_path('graph.pbtxt', None) == 'graph.pbtxt'
+  assert roles.per_task_path('graph.pbtxt', None) == 'graph.pbtxt'
   controller = _role(job_name='controller', controller_host='10.0.0.4:2222',
                      ps_hosts='', variable_update='distributed_all_reduce')
-  assert cluster.per_task_path('g', controller) == 'g'  # the chief
+  assert roles.per_task_path('g', controller) == 'g'  # the chief
 
 
 def test_controller_drives_every_worker_device():
@@ -58,7 +59,7 @@ def test_controller_drives_every_worker_device():
                '10.0.0.9:2222', variable_update='distributed_all_reduce')
   assert role.is_chief and role.trains
   assert role.serving_tasks() == [('worker', 0), ('worker', 1)]
-  towers, _, workers = cluster.placement(role, 'cpu', 1)
+  towers, _, workers = role.placement('cpu', 1)
   assert towers == ['/job:worker/task:0/device:CPU:0',
                     '/job:worker/task:1/device:CPU:0'] and workers == 1
   worker = _role(ps_hosts='', controller_host='10.0.0.9:2222',
@@ -103,13 +104,10 @@ def test_bad_cluster_flags_are_usage_errors(overrides, message):
 def test_plain_spec_file(tmp_path):
   spec = tmp_path / 'cluster.json'
   spec.write_text(json.dumps({'ps': [PS], 'worker': WORKERS.split(',')}))
-  role = cluster.resolve_role(flags.make_params(
+  role = roles.resolve_role(flags.make_params(
       cluster_spec=str(spec), job_name='ps'))
   assert role.job_name == 'ps' and role.jobs['worker'] == tuple(
       WORKERS.split(','))
-  filled = cluster.apply_role_to_params(flags.make_params(
-      cluster_spec=str(spec), job_name='ps'), role)
-  assert (filled.ps_hosts, filled.worker_hosts) == (PS, WORKERS)
 
 
 def test_tf_config_spec_file_with_a_chief(tmp_path):
@@ -119,15 +117,15 @@ def test_tf_config_spec_file_with_a_chief(tmp_path):
       'cluster': {'chief': ['10.0.0.5:1'], 'worker': WORKERS.split(','),
                   'ps': [PS]},
       'task': {'type': 'worker', 'index': 1}}))
-  role = cluster.resolve_role(flags.make_params(cluster_spec=str(spec)))
+  role = roles.resolve_role(flags.make_params(cluster_spec=str(spec)))
   assert (role.job_name, role.task_index, role.num_workers) == (
       'worker', 2, 3)
   assert role.jobs['worker'][0] == '10.0.0.5:1'
   with pytest.raises(flags.UsageError, match='contradict'):
-    cluster.resolve_role(flags.make_params(
+    roles.resolve_role(flags.make_params(
         cluster_spec=str(spec), job_name='ps', task_index=0))
   with pytest.raises(flags.UsageError, match='either the file or the host'):
-    cluster.resolve_role(flags.make_params(
+    roles.resolve_role(flags.make_params(
         cluster_spec=str(spec), worker_hosts=WORKERS))
 
 
@@ -150,7 +148,7 @@ def test_ps_placement_spreads_variables_by_size():
 def test_available_protocols_are_read_from_the_error():
   text = ('No server factory registered for the given ServerDef: ... The '
           'available server factories are: [ GRPC_SERVER VERBS_SERVER ]')
-  assert cluster.available_protocols(text) == ['grpc', 'grpc+verbs']
+  assert server.available_protocols(text) == ['grpc', 'grpc+verbs']
 
 
 def test_launcher_task_list():

@@ -2,7 +2,7 @@
 
 Each test runs a real cluster on loopback through the launcher (or by
 hand), breaks it mid-run — a SIGKILL, a test-only stall or out-of-memory
-error (tf_cnn_benchmarks/fault_injection.py), corrupt data, a SIGTERM —
+error (tf_cnn_benchmarks/cluster/fault_injection.py), corrupt data, a SIGTERM —
 and checks what the issue asks of every such case: it ends within its
 bound; the right task and cause are named by every task and the launcher;
 the exit code is the documented one; no process is left behind; each run

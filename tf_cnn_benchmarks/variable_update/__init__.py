@@ -1,32 +1,28 @@
-"""Variable managers, one module per --variable_update mode."""
+"""Variable managers, one module per --variable_update mode.
 
-from tf_cnn_benchmarks.variable_update.collective_all_reduce import (
-    CollectiveAllReduceManager)
-from tf_cnn_benchmarks.variable_update.distributed_all_reduce import (
-    DistributedAllReduceManager)
-from tf_cnn_benchmarks.variable_update.distributed_parameter_server import (
-    DistributedParameterServerManager)
-from tf_cnn_benchmarks.variable_update.distributed_replicated import (
-    DistributedReplicatedManager)
-from tf_cnn_benchmarks.variable_update.independent import IndependentManager
-from tf_cnn_benchmarks.variable_update.parameter_server import (
-    ParameterServerManager)
-from tf_cnn_benchmarks.variable_update.replicated import ReplicatedManager
+``make_variable_manager`` imports only the manager the run needs, so a
+single-process run never loads the cluster modes' code.
+"""
 
-_MANAGERS = {m.name: m for m in (ParameterServerManager, ReplicatedManager,
-                                 IndependentManager)}
-# A cluster task's manager (rc.cluster is set); parameter_server has both.
-_CLUSTER_MANAGERS = {m.name: m for m in (
-    DistributedParameterServerManager, DistributedReplicatedManager,
-    CollectiveAllReduceManager, DistributedAllReduceManager)}
+import importlib
+
+from tf_cnn_benchmarks.variable_update import modes
+
+
+def manager_class(mode_name, in_cluster):
+  """The manager class of a mode, for a cluster task or a single process."""
+  mode = modes.get(mode_name)
+  path = mode.cluster_manager if in_cluster else mode.local_manager
+  if path is None:
+    raise ValueError('variable_update=%s %s' % (
+        mode_name, 'runs in a single process' if in_cluster
+        else 'needs a cluster'))
+  module_name, class_name = path.rsplit('.', 1)
+  module = importlib.import_module(
+      'tf_cnn_benchmarks.variable_update.' + module_name)
+  return getattr(module, class_name)
 
 
 def make_variable_manager(run_config):
-  mode = run_config.params.variable_update
-  managers = (_CLUSTER_MANAGERS if getattr(run_config, 'cluster', None)
-              else _MANAGERS)
-  if mode not in managers:
-    raise ValueError('variable_update=%s %s' % (
-        mode, 'runs in a single process' if managers is _CLUSTER_MANAGERS
-        else 'needs a cluster'))
-  return managers[mode](run_config)
+  return manager_class(run_config.params.variable_update,
+                       run_config.cluster is not None)(run_config)

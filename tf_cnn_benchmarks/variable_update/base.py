@@ -13,10 +13,14 @@ other, and in --eval.
 """
 
 import contextlib
+import dataclasses
 import re
 import zlib
+from typing import List, Optional
 
 import tensorflow as tf
+
+from tf_cnn_benchmarks.variable_update import modes
 
 tf1 = tf.compat.v1
 
@@ -64,6 +68,22 @@ def mean_of(tensors):
   return tf.math.add_n(tensors) * (1.0 / len(tensors))
 
 
+@dataclasses.dataclass
+class ClusterStart:
+  """What a cluster mode's graph needs at start; the cluster runtime
+  (cluster/start_protocol.py) runs it, with the barriers, in order."""
+  # Images one global-step increment stands for (the chief's cluster rate).
+  images_per_global_step: int
+  # Where the start barrier and the progress board live. None: one client
+  # (the controller) drives the cluster, and nobody waits for anybody.
+  barrier_device: Optional[str] = None
+  # What a non-chief worker initialises itself.
+  own_init_ops: List[object] = dataclasses.field(default_factory=list)
+  # After barrier 1: the chief's, then everyone's.
+  chief_post_init_ops: List[object] = dataclasses.field(default_factory=list)
+  post_init_ops: List[object] = dataclasses.field(default_factory=list)
+
+
 class VariableManager:
   """Base class; subclasses set ``name`` and override the hooks."""
 
@@ -74,6 +94,11 @@ class VariableManager:
   def __init__(self, run_config):
     self.rc = run_config
     self.seed = run_config.params.tf_random_seed
+
+  @property
+  def mode(self):
+    """The facts of this manager's mode (modes.Mode)."""
+    return modes.get(self.name)
 
   @property
   def towers(self):
@@ -104,11 +129,6 @@ class VariableManager:
   def default_device_scope(self):
     """Device scope for ops no tower places (a cluster task's own)."""
     return contextlib.nullcontext()
-
-  def coordination(self, global_step):
-    """A coordination.Coordination for a cluster task; None locally."""
-    del global_step
-    return None
 
   def savable_variables(self):
     """{canonical name: variable}: the one copy a checkpoint stores."""

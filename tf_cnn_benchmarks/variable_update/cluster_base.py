@@ -7,7 +7,6 @@ global-step increment stands for.
 
 import tensorflow as tf
 
-from tf_cnn_benchmarks import coordination
 from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import sync_replicas
 from tf_cnn_benchmarks.variable_update import parameter_server
@@ -75,12 +74,16 @@ class ClusterManagerMixin:
           self.role.num_workers, self.role.task_index, self.role.is_chief,
           self.worker_device, self.rc.param_device)
 
-  def ps_mode_coordination(self, global_step, post_init_ops=()):
-    """Between-graph coordination of the ps modes: the start barrier on the
-    parameter device, and the sync ops (if synchronous) after init."""
+  def cluster_start(self, global_step):
+    """What this mode needs at start (base.ClusterStart); built last, as
+    it initialises whatever local variables exist by then."""
+    raise NotImplementedError
+
+  def ps_mode_start(self, post_init_ops=()):
+    """Start of the ps modes: the barrier on the parameter device, and the
+    sync ops (if synchronous) after init."""
     sync_post_init = self.sync.post_init_ops() if self.sync else []
-    return coordination.BetweenGraphCoordination(
-        self.role, self.rc.params, global_step,
+    return base.ClusterStart(
         self.images_per_global_step(),
         barrier_device=self.rc.param_device,
         own_init_ops=[tf1.local_variables_initializer()],

@@ -11,15 +11,14 @@ Start: worker 0 initialises (and restores) its copies, and a collective
 gives every worker the chief's values, global step and optimizer slots.
 The start barrier lives on worker 0. Collectives are bounded by a timeout
 (--startup_timeout at start; while training just past the watchdog's stall
-shutdown, liveness.step_bound_seconds, as the watchdog normally ends the
+shutdown, the role's step_deadline_seconds, as the watchdog normally ends the
 task first, with a report) so a missing peer never hangs the run.
 """
 
 import tensorflow as tf
 from tensorflow.python.ops import collective_ops  # pylint: disable=g-direct-tensorflow-import
 
-from tf_cnn_benchmarks import coordination
-from tf_cnn_benchmarks import liveness
+from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import cluster_base
 from tf_cnn_benchmarks.variable_update import replicated
 
@@ -47,8 +46,7 @@ class CollectiveAllReduceManager(cluster_base.ClusterManagerMixin,
       worker_mean = self.local_mean(pairs, j)
       with tf1.device(self.worker_device):
         mean = self._all_reduce(worker_mean, _GRADIENT_KEYS + j, 'Div',
-                                liveness.step_bound_seconds(
-                                    self.rc.params) or 0)
+                                self.role.step_deadline_seconds or 0)
       updates.extend((mean, var) for _, var in pairs)
     return optimizer.apply_gradients(updates, global_step=global_step)
 
@@ -66,9 +64,8 @@ class CollectiveAllReduceManager(cluster_base.ClusterManagerMixin,
         ops.append(var.assign(total))
     return ops
 
-  def coordination(self, global_step):
-    return coordination.BetweenGraphCoordination(
-        self.role, self.rc.params, global_step,
+  def cluster_start(self, global_step):
+    return base.ClusterStart(
         self.images_per_global_step(),
         barrier_device='/job:worker/task:0/device:CPU:0',
         own_init_ops=[tf1.global_variables_initializer(),

@@ -1,7 +1,7 @@
 """distributed_all_reduce: one graph over every worker's devices.
 
 The controller task builds and runs the only graph; the workers just serve
-their devices (ps_task.py) until the controller says it is done. A copy of
+their devices (serving_task.py) until the controller says it is done. A copy of
 every variable per tower, as in replicated mode; each gradient is reduced
 hierarchically, so only one tensor per worker crosses the network each way:
   1. mean over a worker's towers, on that worker;
@@ -13,7 +13,6 @@ import collections
 
 import tensorflow as tf
 
-from tf_cnn_benchmarks import coordination
 from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import cluster_base
 from tf_cnn_benchmarks.variable_update import replicated
@@ -49,6 +48,7 @@ class DistributedAllReduceManager(cluster_base.ClusterManagerMixin,
         updates.extend((received, pairs[t][1]) for t in towers)
     return optimizer.apply_gradients(updates, global_step=global_step)
 
-  def coordination(self, global_step):
-    return coordination.Coordination(self.role, self.rc.params, global_step,
-                                     self.rc.global_batch_size)
+  def cluster_start(self, global_step):
+    # The controller is the only client: it initialises everything itself.
+    del global_step
+    return base.ClusterStart(self.rc.global_batch_size)

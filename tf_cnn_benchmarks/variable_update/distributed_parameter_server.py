@@ -32,5 +32,6 @@ class DistributedParameterServerManager(
       return optimizer.apply_gradients(averaged, global_step=global_step)
     return self.sync.apply(averaged, optimizer, global_step)
 
-  def coordination(self, global_step):
-    return self.ps_mode_coordination(global_step)
+  def cluster_start(self, global_step):
+    del global_step
+    return self.ps_mode_start()

@@ -108,9 +108,10 @@ class DistributedReplicatedManager(cluster_base.ClusterManagerMixin,
         saved[base.canonical_name(v)] = v
     return saved
 
-  def coordination(self, global_step):
+  def cluster_start(self, global_step):
+    del global_step
     self._ensure_masters()
     refresh = self._refresh_copies(
         [[(None, v) for v in self.tower_variables(i)]
          for i in range(len(self.towers))])
-    return self.ps_mode_coordination(global_step, post_init_ops=refresh)
+    return self.ps_mode_start(post_init_ops=refresh)

@@ -2,7 +2,7 @@
 
 It starts its server and then only watches. Its clients (the workers; the
 controller in distributed_all_reduce) push their index into this task's
-"done" queue as the last thing they do with the cluster (coordination.py),
+"done" queue as the last thing they do with the cluster (done_signals.py),
 on success and on failure. The task exits:
   * with 0 as soon as every client said it is done;
   * with 1 once every client that has not said so is gone: it was seen and
@@ -12,7 +12,7 @@ on success and on failure. The task exits:
 so, unlike the original's ps, it never has to be killed by hand, and it
 never leaves while a live client may still need it.
 
-ps 0 also hosts the progress board (liveness.py): with no step completed
+ps 0 also hosts the progress board (progress_board.py): with no step completed
 in the cluster for --stall_timeout it prints a stall report too, like every
 training task.
 """
@@ -22,12 +22,13 @@ import time
 
 import tensorflow as tf
 
-from tf_cnn_benchmarks import cluster
-from tf_cnn_benchmarks import coordination
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import liveness
-from tf_cnn_benchmarks import reachability
-from tf_cnn_benchmarks import stall_report
+from tf_cnn_benchmarks.cluster import done_signals
+from tf_cnn_benchmarks.cluster import progress_board
+from tf_cnn_benchmarks.cluster import reachability
+from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.cluster import server
+from tf_cnn_benchmarks.cluster import stall_report
 
 tf1 = tf.compat.v1
 
@@ -139,23 +140,23 @@ def _say(role, text):
 
 
 def serve(params, role):
-  num_devices = params.num_gpus if role.job_name == cluster.WORKER else 1
-  config = cluster.server_config(role, num_devices)
-  role = cluster.start_server(role, config)
-  print(cluster.device_summary(role))
-  clients = {cluster.task_label(job, i): cluster.task_address(role, job, i)
+  num_devices = params.num_gpus if role.job_name == roles.WORKER else 1
+  config = server.server_config(role, num_devices)
+  role = server.start_server(role, config)
+  print(server.device_summary(role))
+  clients = {roles.task_label(job, i): roles.task_address(role, job, i)
              for job, i in role.clients()}
   labels_by_index = dict(enumerate(clients))
-  hosts_board = (role.job_name == cluster.PS and role.task_index == 0 and
+  hosts_board = (role.job_name == roles.PS and role.task_index == 0 and
                  not role.in_graph)
   graph = tf.Graph()
   with graph.as_default():
-    queue = coordination.done_queue(role.device)
+    queue = done_signals.done_queue(role.device)
     queued = queue.size()
     count = tf1.placeholder(tf.int32, [])
     take = queue.dequeue_many(count)
     # The same variables (by name) as the workers' board on this task.
-    board = (liveness.ProgressBoard(role.device + '/device:CPU:0',
+    board = (progress_board.ProgressBoard(role.device + '/device:CPU:0',
                                     len(clients), -1)
              if hosts_board else None)
   graph.finalize()

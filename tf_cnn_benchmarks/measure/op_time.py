@@ -13,7 +13,7 @@ element-wise ops gets past it; only faster convolution kernels do. Trace
 with ``--num_inter_threads=1`` so ops do not overlap and the durations add
 up to the step.
 
-  python -m tf_cnn_benchmarks.op_time TRACE.json [--step_gflops=G --peak_gflops=P]
+  python -m tf_cnn_benchmarks.measure.op_time TRACE.json [--step_gflops=G --peak_gflops=P]
 """
 
 import argparse
@@ -23,7 +23,7 @@ import json
 import sys
 from typing import Dict, Optional
 
-from tf_cnn_benchmarks import flops
+from tf_cnn_benchmarks.measure import flops
 
 # oneDNN and grappler rename the ops they take over (_MklNativeConv2D,
 # _MklNativeFusedConv2D, _FusedMatMul, ...): strip the prefixes to get the

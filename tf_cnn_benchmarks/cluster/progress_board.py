@@ -31,30 +31,13 @@ from typing import Optional, Tuple
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks.cluster import deadlines
+
 tf1 = tf.compat.v1
 
 STARTED_NAME = 'cluster_steps_started'
 COMPLETED_NAME = 'cluster_steps_completed'
 NOTES_NAME = 'cluster_exit_notes'
-
-# A step may take this much longer than --stall_timeout plus the shutdown
-# grace before TensorFlow itself cancels it: the watchdog acts first.
-_STEP_BOUND_MARGIN_SECONDS = 30.0
-
-
-def step_bound_seconds(params):
-  """Deadline of one cluster step (None: unbounded).
-
-  The watchdog reports a stall after --stall_timeout and ends the task
-  after --stall_shutdown_timeout more; the step's own deadline is a
-  backstop just past that. With --stall_shutdown_timeout=0 (report only)
-  or --stall_timeout=0 (no stall detection) the user chose to wait.
-  """
-  if not params.stall_timeout or not params.stall_shutdown_timeout:
-    return None
-  return (params.stall_timeout + params.stall_shutdown_timeout +
-          _STEP_BOUND_MARGIN_SECONDS)
-
 
 @dataclasses.dataclass(frozen=True)
 class Snapshot:
@@ -76,11 +59,6 @@ class Snapshot:
       return []
     newest = max(self.started[i] for i in running)
     return [i for i in running if self.started[i] < newest]
-
-
-def bounded(timeout_ms):
-  """RunOptions of a cluster RPC that must not wait forever on a peer."""
-  return tf1.RunOptions(timeout_in_ms=int(timeout_ms))
 
 
 def _note(raw):
@@ -146,24 +124,24 @@ class ProgressBoard:
 
   def publish_start(self, sess, timeout_ms):
     """A step starts (when the step's own run cannot say so)."""
-    sess.run(self._start, options=bounded(timeout_ms))
+    sess.run(self._start, options=deadlines.bounded(timeout_ms))
 
   def publish_completion(self, sess, timeout_ms):
     """A step completed (when the step's own run cannot say so)."""
-    sess.run(self._complete, options=bounded(timeout_ms))
+    sess.run(self._complete, options=deadlines.bounded(timeout_ms))
 
   def read(self, sess, timeout_ms):
     started, completed, notes = sess.run(self._read,
-                                         options=bounded(timeout_ms))
+                                         options=deadlines.bounded(timeout_ms))
     return Snapshot(tuple(int(s) for s in started),
                     tuple(int(c) for c in completed),
                     tuple(_note(n) for n in notes))
 
   def exists(self, sess, timeout_ms):
-    return bool(sess.run(self._exists, options=bounded(timeout_ms)))
+    return bool(sess.run(self._exists, options=deadlines.bounded(timeout_ms)))
 
   def post_note(self, sess, index, note, timeout_ms):
     """Writes client ``index``'s exit note (a JSON-able dict)."""
     sess.run(self._post_note, {self._note_index: index,
                                self._note_text: json.dumps(note)},
-             options=bounded(timeout_ms))
+             options=deadlines.bounded(timeout_ms))

@@ -10,8 +10,8 @@ judged against the bfloat16 peak. The rate is this process's own images/sec
 import dataclasses
 from typing import Optional
 
-from tf_cnn_benchmarks import flops
-from tf_cnn_benchmarks import peak
+from tf_cnn_benchmarks.measure import flops
+from tf_cnn_benchmarks.measure import peak
 
 PREFIX = 'model FLOP utilisation: '
 

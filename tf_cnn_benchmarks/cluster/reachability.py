@@ -18,7 +18,7 @@ import errno
 import socket
 import time
 
-from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks import exit_codes
 
 REFUSED = 'connection refused'
@@ -41,7 +41,7 @@ class ClusterWaitTimeout(RuntimeError):
 
 def probe(address, timeout=1.0):
   """None when a server accepts connections at 'host:port', else why not."""
-  host, port = cluster.split_address(address)
+  host, port = roles.split_address(address)
   try:
     with socket.create_connection((host, port), timeout=timeout):
       return None

@@ -3,7 +3,7 @@
   worker (between-graph modes), controller: build the graph, train, report
     (driver.run with the cluster's RunConfig);
   ps, and the workers of distributed_all_reduce: serve until every client
-    is done or gone (ps_task.py).
+    is done or gone (serving_task.py).
 
 The process always ends with os._exit: after a peer has died,
 Session.close() and interpreter shutdown can block for minutes inside
@@ -14,11 +14,13 @@ import dataclasses
 import os
 import sys
 
-from tf_cnn_benchmarks import cluster
 from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.cluster import runtime
+from tf_cnn_benchmarks.cluster import server
 
 
 def main(params, role):
@@ -35,33 +37,29 @@ def main(params, role):
 
 
 def _run(params, role):
-  params = cluster.apply_role_to_params(params, role)
   try:
     # Before anything else: a protocol this build lacks would otherwise
     # fail deep inside server start-up.
-    cluster.check_protocol(role.protocol)
+    server.check_protocol(role.protocol)
     rc = (run_config.resolve(params, cluster_role=role) if role.trains
           else None)
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
   if not role.trains:
-    from tf_cnn_benchmarks import ps_task  # pylint: disable=g-import-not-at-top
-    return ps_task.serve(params, role)
+    from tf_cnn_benchmarks.cluster import serving_task  # pylint: disable=g-import-not-at-top
+    return serving_task.serve(params, role)
   return _train(params, role, rc)
 
 
 def _train(params, role, rc):
-  session_config = run_config.session_config(params, rc)
   # A worker's server holds its towers; the controller's holds no tower.
-  num_devices = params.num_gpus if role.job_name == cluster.WORKER else 1
-  role = cluster.start_server(role, cluster.server_config(
-      role, num_devices, base_config=session_config))
+  num_devices = params.num_gpus if role.job_name == roles.WORKER else 1
+  role = server.start_server(role, server.server_config(
+      role, num_devices, base_config=run_config.session_config(params, rc)))
   rc = dataclasses.replace(rc, cluster=role)
   print('Cluster task %s (%s); %s' % (
-      role.task_name, role.address, '; '.join(cluster.describe(role))))
-  print(cluster.device_summary(role))
+      role.task_name, role.address, '; '.join(roles.describe(role))))
+  print(server.device_summary(role))
   sys.stdout.flush()
-  result = driver.run(params, rc=rc)
-  if result.record_path:
-    print('Run record: %s' % result.record_path)
-  return result.exit_code
+  return driver.run(params, rc=rc,
+                    runtime=runtime.ClusterRuntime(role, params)).exit_code

@@ -26,11 +26,14 @@ import threading
 import time
 import uuid
 
-from tf_cnn_benchmarks import cluster
+from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks.cluster import peer_failures
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
+from tf_cnn_benchmarks.variable_update import modes
 
 # Flags the launcher sets for every task; the user must not.
 _LAUNCHER_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts',
@@ -110,7 +113,7 @@ class Task:
 
   @property
   def trains(self):
-    return self.job in (cluster.WORKER, cluster.CONTROLLER)
+    return self.job in (roles.WORKER, roles.CONTROLLER)
 
   def returncode(self):
     code = self.process.poll() if self.process else None
@@ -229,7 +232,7 @@ class Launcher:
     if all(t.returncode() is not None for t in self.tasks if t.trains):
       return False  # Training is over; the serving tasks just leave.
     failed = [t for t in self.tasks if t.failed()]
-    return any(t.lockstep or t.job != cluster.WORKER for t in failed)
+    return any(t.lockstep or t.job != roles.WORKER for t in failed)
 
   def teardown(self):
     """Stops every child still running: SIGTERM, grace, SIGKILL."""
@@ -285,10 +288,10 @@ def summarize(tasks, write):
     chief = _last_match(_CLUSTER_RATE, task.lines)
     if chief:
       chief_total = float(chief[0])
-    if task.job == cluster.CONTROLLER:
+    if task.job == roles.CONTROLLER:
       total = _last_match(_TOTAL, task.lines)
       controller_total = float(total[0]) if total else None
-    if task.job == cluster.PS and code == 0 and not task.stopped_by_launcher:
+    if task.job == roles.PS and code == 0 and not task.stopped_by_launcher:
       detail = '  (exited by itself)'
     write('%-12s %s%s' % (task.label, state, detail))
   summed = None
@@ -341,7 +344,7 @@ def describe_first_failure(task):
          if l.startswith(('Run failed: ', 'Run stalled: ', 'Hint: '))]
   code = task.returncode()
   if not own and code is not None and code < 0:
-    return ['First failure: ' + failures.killed_by_signal(task.label, -code)]
+    return ['First failure: ' + peer_failures.killed_by_signal(task.label, -code)]
   if not own:
     return ['First failure: %s (%s; it printed no error)' % (
         task.label, _exit_description(task))]
@@ -383,17 +386,18 @@ def build_tasks(args, benchmark_flags, python=None):
         'The launcher sets %s for every task itself; remove %s from the '
         'benchmark flags.' % (', '.join('--' + f for f in _LAUNCHER_FLAGS),
                               ', '.join('--' + f for f in clash)))
-  mode = _flag_value(benchmark_flags, 'variable_update',
+  name = _flag_value(benchmark_flags, 'variable_update',
                      flags.SPECS_BY_NAME['variable_update'].default)
-  if mode not in flags.CLUSTER_VARIABLE_UPDATES:
+  mode = modes.MODES.get(name)
+  if mode is None or not mode.runs_in_cluster:
     raise flags.UsageError(
         'The launcher runs a cluster: give --variable_update=one of %s '
-        '(it was %s).' % (', '.join(flags.CLUSTER_VARIABLE_UPDATES), mode))
-  num_ps = args.ps if args.ps is not None else (
-      1 if mode in flags.PS_UPDATES else 0)
+        '(it was %s).' % (', '.join(modes.names(runs_in_cluster=True)),
+                          name))
+  num_ps = args.ps if args.ps is not None else int(mode.has_ps_tasks)
   if args.workers < 1 or num_ps < 0:
     raise flags.UsageError('--workers must be >= 1 and --ps >= 0.')
-  with_controller = mode == 'distributed_all_reduce'
+  with_controller = mode.needs_controller
   ports = free_ports(args.host, num_ps + args.workers + int(with_controller))
   address = ['%s:%d' % (args.host, p) for p in ports]
   ps_hosts = address[:num_ps]
@@ -403,19 +407,19 @@ def build_tasks(args, benchmark_flags, python=None):
                    '--cluster_run_id=' + uuid.uuid4().hex]
   if with_controller:
     cluster_flags.append('--controller_host=' + address[-1])
-  roles = ([(cluster.PS, i) for i in range(num_ps)] +
-           [(cluster.WORKER, i) for i in range(args.workers)] +
-           ([(cluster.CONTROLLER, 0)] if with_controller else []))
+  tasks_by_job = ([(roles.PS, i) for i in range(num_ps)] +
+                  [(roles.WORKER, i) for i in range(args.workers)] +
+                  ([(roles.CONTROLLER, 0)] if with_controller else []))
   tasks = []
-  for job, index in roles:
+  for job, index in tasks_by_job:
     task_flags = list(benchmark_flags) + cluster_flags + [
         '--job_name=' + job, '--task_index=%d' % index]
     # Every task's flags are checked here, so a bad cluster is one message
     # from the launcher rather than one per task.
     task_params, _ = flags.parse_command_line(['launch'] + task_flags)
-    role = cluster.resolve_role(task_params)
-    task = Task(cluster.task_label(job, index), job,
-                cluster.task_address(role, job, index),
+    role = roles.resolve_role(task_params)
+    task = Task(roles.task_label(job, index), job,
+                roles.task_address(role, job, index),
                 [python, '-m', 'tf_cnn_benchmarks.cli'] + task_flags)
     task.lockstep = role.lockstep
     tasks.append(task)
@@ -444,7 +448,7 @@ def main(argv):
       verbosity = int(_flag_value(benchmark_flags, 'verbosity', '0'))
       logs.configure_before_tensorflow(verbosity)
       logs.import_tensorflow_quietly(verbosity)
-      cluster.check_protocol(protocol)
+      server.check_protocol(protocol)
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
   launcher = Launcher(tasks)

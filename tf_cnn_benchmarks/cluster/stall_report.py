@@ -1,12 +1,12 @@
 """The words of a stall: where every task is, who is missing, what we wait for.
 
 Pure formatting and blame, no TensorFlow: the watchdog (and ps 0) gather
-the facts — a progress board snapshot (liveness.py), probes of the peers
+the facts — a progress board snapshot (progress_board.py), probes of the peers
 (reachability.py), what this task's main thread is doing — and this module
 turns them into the report and names the task the stall waits for.
 """
 
-from tf_cnn_benchmarks import reachability
+from tf_cnn_benchmarks.cluster import reachability
 
 REPORT, END = 'report', 'end'
 
@@ -49,7 +49,7 @@ def waiting_for(role, activity, missing):
   who = ' (missing: %s)' % ', '.join(missing) if missing else ''
   if role.job_name == 'controller':
     return '%s: one graph over every worker%s' % (activity, who)
-  if role.variable_update == 'collective_all_reduce':
+  if role.mode.uses_collectives:
     return '%s: in the all-reduce, which needs every worker%s' % (
         activity, who)
   if role.cross_replica_sync:

@@ -27,8 +27,8 @@ import time
 import tensorflow as tf
 
 from results import atomic_files
-from tf_cnn_benchmarks import cpu_share
-from tf_cnn_benchmarks import environment
+from tf_cnn_benchmarks.measure import cpu_share
+from tf_cnn_benchmarks.measure import environment
 
 tf1 = tf.compat.v1
 
@@ -208,7 +208,7 @@ def peak_gflops(dtype=tf.float32, remeasure=False, measure_if_missing=True):
 def main():
   """Measures (and caches) the peak of each dtype; prints one JSON line each.
 
-    python -m tf_cnn_benchmarks.peak [float32 bfloat16 ...]
+    python -m tf_cnn_benchmarks.measure.peak [float32 bfloat16 ...]
   """
   import sys  # pylint: disable=g-import-not-at-top
   for name in sys.argv[1:] or ['float32', 'bfloat16']:

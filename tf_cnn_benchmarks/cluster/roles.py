@@ -5,11 +5,10 @@ a --cluster_spec JSON file (plain {"ps": [...], "worker": [...]} or the
 TF_CONFIG convention), checks it, and says what this task is: its job, its
 index, whether it is the chief (worker 0, or the controller in
 distributed_all_reduce), where its devices are and which peers its
-sessions may see (device filters). It also checks that this TensorFlow
-build has a server for --server_protocol, and starts the task's server.
+sessions may see (device filters).
 
-Everything but ``check_protocol`` and ``start_server`` works without
-TensorFlow, so a bad host list is reported before TensorFlow loads.
+No TensorFlow here, so a bad host list is reported before TensorFlow loads
+(and the launcher can use it).
 """
 
 import dataclasses
@@ -17,26 +16,11 @@ import json
 import os
 from typing import Dict, List, Optional, Tuple
 
-from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.flags import UsageError
+from tf_cnn_benchmarks.variable_update import modes
 
 PS, WORKER, CONTROLLER = 'ps', 'worker', 'controller'
-
-# Server factory names in TensorFlow's "available server factories" list,
-# by protocol.
-_FACTORY_PROTOCOLS = {'GRPC_SERVER': 'grpc', 'VERBS_SERVER': 'grpc+verbs',
-                      'MPI_SERVER': 'grpc+mpi', 'GDR_SERVER': 'grpc+gdr'}
-
-# What each non-default protocol is, and which TensorFlow build has it.
-_PROTOCOL_BUILDS = {
-    'grpc+verbs': ('RDMA over InfiniBand/RoCE', 'verbs support (TF 1.x '
-                   'configured with --config=verbs, or the '
-                   'tensorflow/networking add-on for TF 2.x)'),
-    'grpc+mpi': ('MPI transport', 'MPI support (TF 1.x --config=mpi, or '
-                 'the tensorflow/networking add-on)'),
-    'grpc+gdr': ('GPUDirect RDMA', 'gdr support (TF 1.x --config=gdr, or '
-                 'the tensorflow/networking add-on)'),
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +32,9 @@ class ClusterRole:
   protocol: str
   variable_update: str
   cross_replica_sync: bool
+  # Deadline of one step and of every un-optioned call of a training
+  # session (None: unbounded); see deadlines.step_deadline_seconds.
+  step_deadline_seconds: Optional[float] = None
   # Session target of this task's own server (set once it is started).
   target: str = ''
 
@@ -73,9 +60,14 @@ class ClusterRole:
     return '/job:%s/task:%d' % (self.job_name, self.task_index)
 
   @property
+  def mode(self):
+    """The facts of this cluster's --variable_update (modes.Mode)."""
+    return modes.get(self.variable_update)
+
+  @property
   def in_graph(self):
     """One graph over every worker, run by the controller?"""
-    return self.variable_update == 'distributed_all_reduce'
+    return self.mode.needs_controller
 
   @property
   def lockstep(self):
@@ -84,8 +76,7 @@ class ClusterRole:
     Then one missing worker stops the whole cluster; asynchronous
     parameter-server training carries on without it.
     """
-    return (self.cross_replica_sync or
-            self.variable_update in flags.ALL_REDUCE_UPDATES)
+    return self.cross_replica_sync or self.mode.all_reduce
 
   @property
   def is_chief(self):
@@ -123,18 +114,54 @@ class ClusterRole:
     if self.job_name == CONTROLLER:
       return ['/job:worker', self.device]
     if self.job_name == WORKER and not self.in_graph:
-      if self.variable_update == 'collective_all_reduce':
+      if self.mode.uses_collectives:
         return sorted({self.device, '/job:worker/task:0'})
       return ['/job:ps', self.device]
     return [self.device]
 
+  def _other_tasks(self):
+    """(job, index, address) of every other task of the cluster."""
+    return [(job, i, address)
+            for job in (PS, WORKER, CONTROLLER)
+            for i, address in enumerate(self.jobs.get(job, ()))
+            if (job, i) != (self.job_name, self.task_index)]
+
+  def all_peers(self):
+    """{label: address} of every other task of the cluster."""
+    return {task_label(job, i): address
+            for job, i, address in self._other_tasks()}
+
+  def session_peers(self):
+    """{label: address} of every task this task's sessions talk to."""
+    filters = self.device_filters()
+    return {task_label(job, i): address
+            for job, i, address in self._other_tasks()
+            if '/job:%s' % job in filters or
+            '/job:%s/task:%d' % (job, i) in filters}
+
+  def placement(self, device_type, num_devices):
+    """(tower devices, device of the global step, workers timed as one run).
+
+    A worker's towers are its own devices. The controller's one graph has a
+    tower on every device of every worker and times the cluster as a single
+    run. The global step lives on ps 0 when there are ps tasks (all workers
+    share it), else on the task running the graph.
+    """
+    def devices_of(task):
+      return ['%s/device:%s:%d' % (task, device_type.upper(), i)
+              for i in range(num_devices)]
+
+    if self.job_name == CONTROLLER:
+      towers = [d for w in range(self.num_workers)
+                for d in devices_of('/job:worker/task:%d' % w)]
+      return towers, self.device + '/device:CPU:0', 1
+    towers = devices_of(self.device)
+    if self.num_ps:
+      return towers, '/job:ps/task:0/device:CPU:0', self.num_workers
+    return towers, self.device + '/device:CPU:0', self.num_workers
+
   def tf_cluster_def(self):
     return {job: list(hosts) for job, hosts in self.jobs.items() if hosts}
-
-
-def configured(params):
-  """Is this process a task of a cluster?"""
-  return bool(params.job_name or params.cluster_spec)
 
 
 def parse_host_list(text, flag):
@@ -260,7 +287,7 @@ def resolve_role(params):
         params, _read_spec_file(params.cluster_spec))
   else:
     jobs, job_name, task_index = _jobs_from_flags(params)
-  mode = params.variable_update
+  mode = modes.get(params.variable_update)
   if not job_name:
     raise UsageError(
         'This task\'s job is not known: give --job_name (ps, '
@@ -270,26 +297,26 @@ def resolve_role(params):
     raise UsageError(
         'The cluster has no workers: give --worker_hosts (or '
         '"worker" in --cluster_spec).')
-  if mode in flags.PS_UPDATES and not jobs[PS]:
+  if mode.has_ps_tasks and not jobs[PS]:
     raise UsageError(
         '--variable_update=%s keeps the variables on parameter '
         'servers: give --ps_hosts (or "ps" in --cluster_spec).'
-        % mode)
-  if mode in flags.ALL_REDUCE_UPDATES and jobs[PS]:
+        % mode.name)
+  if not mode.has_ps_tasks and jobs[PS]:
     raise UsageError(
         '--variable_update=%s uses no parameter servers; drop '
-        '--ps_hosts (or "ps" from --cluster_spec).' % mode)
-  if mode == 'distributed_all_reduce' and not jobs[CONTROLLER]:
+        '--ps_hosts (or "ps" from --cluster_spec).' % mode.name)
+  if mode.needs_controller and not jobs[CONTROLLER]:
     raise UsageError(
-        '--variable_update=distributed_all_reduce runs one graph '
-        'driven by a controller task: give --controller_host (and '
-        'start it with --job_name=controller).')
-  if mode != 'distributed_all_reduce' and (jobs[CONTROLLER] or
-                                           job_name == CONTROLLER):
+        '--variable_update=%s runs one graph driven by a controller '
+        'task: give --controller_host (and start it with '
+        '--job_name=controller).' % mode.name)
+  if not mode.needs_controller and (jobs[CONTROLLER] or
+                                    job_name == CONTROLLER):
     raise UsageError(
-        'A controller task only exists in --variable_update='
-        'distributed_all_reduce (this run is %s); drop '
-        '--controller_host / --job_name=controller.' % mode)
+        'A controller task only exists in --variable_update=%s (this run '
+        'is %s); drop --controller_host / --job_name=controller.' % (
+            ', '.join(modes.names(needs_controller=True)), mode.name))
   hosts = jobs[job_name]
   if not 0 <= task_index < len(hosts):
     raise UsageError(
@@ -304,30 +331,11 @@ def resolve_role(params):
         'Two tasks share the address %s; every task needs its own '
         'host:port.' % ', '.join(repeated))
   return ClusterRole(jobs=jobs, job_name=job_name, task_index=task_index,
-                     protocol=params.server_protocol, variable_update=mode,
-                     cross_replica_sync=params.cross_replica_sync)
-
-
-def placement(role, device_type, num_devices):
-  """(tower devices, device of the global step, workers timed as one run).
-
-  A worker's towers are its own devices. The controller's one graph has a
-  tower on every device of every worker and times the cluster as a single
-  run. The global step lives on ps 0 when there are ps tasks (all workers
-  share it), else on the task running the graph.
-  """
-  def devices_of(task):
-    return ['%s/device:%s:%d' % (task, device_type.upper(), i)
-            for i in range(num_devices)]
-
-  if role.job_name == CONTROLLER:
-    towers = [d for w in range(role.num_workers)
-              for d in devices_of('/job:worker/task:%d' % w)]
-    return towers, role.device + '/device:CPU:0', 1
-  towers = devices_of(role.device)
-  if role.num_ps:
-    return towers, '/job:ps/task:0/device:CPU:0', role.num_workers
-  return towers, role.device + '/device:CPU:0', role.num_workers
+                     protocol=params.server_protocol,
+                     variable_update=mode.name,
+                     cross_replica_sync=params.cross_replica_sync,
+                     step_deadline_seconds=deadlines.step_deadline_seconds(
+                         params))
 
 
 def per_task_path(path, role):
@@ -341,116 +349,6 @@ def per_task_path(path, role):
     return path
   stem, ext = os.path.splitext(path)
   return '%s.%s%d%s' % (stem, role.job_name, role.task_index, ext)
-
-
-def apply_role_to_params(params, role):
-  """Params with the effective job, index and host flags of ``role``.
-
-  Downstream code (input sources, the run record) reads the flags; after a
-  spec file they are filled in from it so everyone sees the same cluster.
-  """
-  return params.replace(
-      job_name=role.job_name, task_index=role.task_index,
-      ps_hosts=','.join(role.jobs[PS]),
-      worker_hosts=','.join(role.jobs[WORKER]),
-      controller_host=(role.jobs[CONTROLLER][0] if role.jobs[CONTROLLER]
-                       else None),
-      cluster_spec=None)
-
-
-class ProtocolUnavailable(UsageError):
-  """This TensorFlow build has no server for the requested protocol."""
-
-
-def available_protocols(error_text):
-  """Protocols named in TensorFlow's "available server factories" list."""
-  marker = 'available server factories are:'
-  tail = error_text.split(marker, 1)[-1] if marker in error_text else ''
-  names = tail.replace('[', ' ').replace(']', ' ').split()
-  return [_FACTORY_PROTOCOLS.get(n, n.lower()) for n in names]
-
-
-def check_protocol(protocol):
-  """Raises ProtocolUnavailable unless this build can serve ``protocol``.
-
-  Stock TensorFlow only has grpc, and other protocols otherwise fail deep
-  inside start-up with "No server factory registered"; asking up front
-  lets us say so in one line. The probe server is never started.
-  """
-  if protocol == 'grpc':
-    return
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  try:
-    tf.distribute.Server({'probe': ['127.0.0.1:0']}, job_name='probe',
-                         task_index=0, protocol=protocol, start=False)
-  except tf.errors.NotFoundError as e:
-    if 'No server factory registered' not in str(e):
-      raise
-    have = available_protocols(str(e)) or ['grpc']
-    what, build = _PROTOCOL_BUILDS.get(
-        protocol, ('a custom transport', 'its server factory compiled in'))
-    raise ProtocolUnavailable(
-        'This TensorFlow build (%s) has no server for --server_protocol=%s; '
-        'it has: %s. %s (%s) needs a TensorFlow built from source with %s.'
-        % (tf.__version__, protocol, ', '.join(have), protocol, what,
-           build)) from None
-
-
-# Servers must outlive the function that started them (a collected
-# tf.distribute.Server stops serving).
-_SERVERS = []
-
-
-def server_config(role, num_cpu_devices=1, base_config=None):
-  """ConfigProto of this task's server and sessions."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  config = tf.compat.v1.ConfigProto()
-  if base_config is not None:
-    config.CopyFrom(base_config)
-  config.device_count['CPU'] = max(1, num_cpu_devices)
-  del config.device_filters[:]
-  config.device_filters.extend(role.device_filters())
-  if role.variable_update == 'collective_all_reduce':
-    config.experimental.collective_group_leader = (
-        '/job:worker/replica:0/task:0')
-  return config
-
-
-def start_server(role, config):
-  """Starts this task's server; returns the role with its session target."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  server = tf.distribute.Server(
-      tf.train.ClusterSpec(role.tf_cluster_def()), job_name=role.job_name,
-      task_index=role.task_index, protocol=role.protocol, config=config,
-      start=True)
-  _SERVERS.append(server)
-  return dataclasses.replace(role, target=server.target)
-
-
-def device_summary(role):
-  """One line for this task's devices, in place of TensorFlow's lines.
-
-  'Devices: worker0: 2 x CPU (/job:worker/replica:0/task:0/device:CPU:0-1)'.
-  TensorFlow logs a line per device per session (hidden below
-  --verbosity=2); the devices are listed through a session that sees only
-  this task, so no peer needs to be up.
-  """
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  config = tf.compat.v1.ConfigProto(device_filters=[role.device])
-  with tf.compat.v1.Session(role.target, config=config) as sess:
-    names = [d.name for d in sess.list_devices()]
-  by_type = {}
-  for name in names:
-    prefix, _, number = name.rpartition(':')
-    kind = prefix.rpartition('/device:')[2]
-    by_type.setdefault((kind, prefix), []).append(int(number))
-  parts = []
-  for (kind, prefix), numbers in sorted(by_type.items()):
-    numbers.sort()
-    span = ('%d' % numbers[0] if len(numbers) == 1
-            else '%d-%d' % (numbers[0], numbers[-1]))
-    parts.append('%d x %s (%s:%s)' % (len(numbers), kind, prefix, span))
-  return 'Devices: %s: %s' % (role.task_name, ', '.join(parts))
 
 
 def split_address(address):

@@ -1,0 +1,149 @@
+"""The package's layers (docs/architecture.md): who may import whom.
+
+Read from the source with ``ast``, so a forbidden import fails here even in
+a function body that no other test reaches; and checked once for real: a
+whole single-process run loads nothing from the cluster runtime.
+"""
+
+import ast
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = 'tf_cnn_benchmarks'
+
+# Layer of a module, by where it lives.
+CORE, CLUSTER, MEASURE, VARIABLE_UPDATE = (
+    'core', 'cluster', 'measure', 'variable_update')
+# Layer -> layers of this package it may import. The core is one local run;
+# the cluster runtime sits beside it and may use all of it.
+MAY_IMPORT = {
+    CORE: {CORE, MEASURE, VARIABLE_UPDATE},
+    VARIABLE_UPDATE: {VARIABLE_UPDATE},
+    MEASURE: {MEASURE},
+    CLUSTER: {CLUSTER, CORE, MEASURE, VARIABLE_UPDATE},
+}
+# The command entry points hand a cluster task to the cluster runtime
+# (lazily: only a cluster task reaches that import).
+ENTRY_POINTS = {'tf_cnn_benchmarks.cli', 'tf_cnn_benchmarks.benchmark_main'}
+# Top-level libraries beside the package must not reach into it.
+LIBRARIES = ('models', 'preprocessing', 'results')
+
+
+def _modules(top):
+  for folder, _, files in os.walk(os.path.join(ROOT, top)):
+    for name in sorted(files):
+      if name.endswith('.py'):
+        path = os.path.join(folder, name)
+        module = os.path.relpath(path, ROOT)[:-3].replace(os.sep, '.')
+        yield module.removesuffix('.__init__'), path
+
+
+def _layer(module):
+  parts = module.split('.')
+  if len(parts) > 2 and parts[1] in (CLUSTER, MEASURE, VARIABLE_UPDATE):
+    return parts[1]
+  return CORE
+
+
+def _imports(path):
+  """Every module name an import statement in ``path`` names."""
+  tree = ast.parse(open(path).read(), path)
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      for alias in node.names:
+        yield alias.name
+    elif isinstance(node, ast.ImportFrom) and node.module:
+      for alias in node.names:
+        yield '%s.%s' % (node.module, alias.name)
+
+
+def _package_target(name):
+  """The module of this package an import names, or None."""
+  if not name.startswith(PACKAGE + '.'):
+    return None
+  parts = name.split('.')
+  # 'tf_cnn_benchmarks.cluster' (the folder itself) counts as cluster.
+  return '.'.join(parts[:3]) if len(parts) >= 2 else None
+
+
+def _violations():
+  found = []
+  for module, path in _modules(PACKAGE):
+    own = _layer(module)
+    for name in _imports(path):
+      target = _package_target(name)
+      if target is None:
+        continue
+      if target == PACKAGE + '.' + CLUSTER:
+        layer = CLUSTER
+      else:
+        layer = _layer(target)
+      if layer in MAY_IMPORT[own]:
+        continue
+      if module in ENTRY_POINTS and layer == CLUSTER:
+        continue
+      found.append('%s (%s) imports %s (%s)' % (module, own, name, layer))
+  for library in LIBRARIES:
+    for module, path in _modules(library):
+      found.extend('%s imports %s' % (module, name)
+                   for name in _imports(path)
+                   if name == PACKAGE or name.startswith(PACKAGE + '.'))
+  return found
+
+
+def test_every_import_respects_the_layers():
+  assert _violations() == []
+
+
+def test_the_layer_check_sees_a_forbidden_import(tmp_path, monkeypatch):
+  """The check itself: a core module importing the cluster is caught."""
+  bad = tmp_path / 'bad.py'
+  bad.write_text('from tf_cnn_benchmarks.cluster import roles\n'
+                 'def f():\n  from tf_cnn_benchmarks.cluster import '
+                 'watchdog\n')
+  names = [_package_target(n) for n in _imports(str(bad))]
+  assert names == ['tf_cnn_benchmarks.cluster.roles',
+                   'tf_cnn_benchmarks.cluster.watchdog']
+  assert all(_layer(n) == CLUSTER for n in names)
+  assert CLUSTER not in MAY_IMPORT[CORE]
+
+
+def test_the_cluster_modes_facts_live_in_one_table():
+  """Every mode the flags accept is a row of variable_update/modes.py, and
+  each manager class reads its facts from there."""
+  from tf_cnn_benchmarks import flags
+  from tf_cnn_benchmarks import variable_update
+  from tf_cnn_benchmarks.variable_update import modes
+  assert set(flags.VARIABLE_UPDATES) - set(modes.MODES) == {'horovod'}
+  for mode in modes.MODES.values():
+    for in_cluster in (False, True):
+      if (mode.runs_in_cluster if in_cluster else mode.runs_locally):
+        cls = variable_update.manager_class(mode.name, in_cluster)
+        assert cls.name == mode.name and issubclass(
+            cls, variable_update.base.VariableManager)
+
+
+@pytest.mark.timeout(300)
+def test_a_local_run_loads_nothing_from_the_cluster_runtime(tmp_path):
+  script = (
+      'import sys\n'
+      'from tf_cnn_benchmarks import benchmark_main\n'
+      'code = benchmark_main.main(["x", "--model=trivial", "--device=cpu",'
+      ' "--batch_size=2", "--num_batches=2", "--num_warmup_batches=1",'
+      ' "--result_dir=%s", "--peak_gflops=100",'
+      ' "--variable_update=replicated", "--num_gpus=2"])\n'
+      'assert code == 0, code\n'
+      'loaded = sorted(m for m in sys.modules if m.startswith('
+      '("tf_cnn_benchmarks.cluster", "tf_cnn_benchmarks.variable_update.'
+      'distributed", "tf_cnn_benchmarks.variable_update.collective", '
+      '"tf_cnn_benchmarks.variable_update.cluster_base", '
+      '"tf_cnn_benchmarks.variable_update.sync_replicas")))\n'
+      'print("LOADED", loaded)\n' % tmp_path)
+  done = subprocess.run([sys.executable, '-c', script], cwd=ROOT,
+                        capture_output=True, text=True, timeout=280)
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert 'LOADED []' in done.stdout, done.stdout

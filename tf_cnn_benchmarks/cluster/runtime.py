@@ -1,0 +1,230 @@
+"""What a training task of a cluster does around the driver's session.
+
+The driver talks to this object as it would to the single-process
+runtime (local_runtime.py). In the graph, ``wire_graph`` adds the cluster's
+parts: the start protocol the variable manager asks for
+(start_protocol.py), the progress board and the counted step
+(progress_board.py), the "done" signals (done_signals.py). Around the
+session it waits for the peers, opens the session with the watchdog
+watching (watchdog.py), runs every step under the watchdog's eye, and on
+the way out, success or failure, leaves this task's note on the board and
+tells every serving task it is done. When the main thread fails it looks
+for the root cause in a peer first (root_cause.py).
+"""
+
+import contextlib
+
+import tensorflow as tf
+
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks.cluster import cluster_rate
+from tf_cnn_benchmarks.cluster import deadlines
+from tf_cnn_benchmarks.cluster import done_signals
+from tf_cnn_benchmarks.cluster import endings
+from tf_cnn_benchmarks.cluster import fault_injection
+from tf_cnn_benchmarks.cluster import peer_failures
+from tf_cnn_benchmarks.cluster import progress_board
+from tf_cnn_benchmarks.cluster import reachability
+from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.cluster import root_cause
+from tf_cnn_benchmarks.cluster import server
+from tf_cnn_benchmarks.cluster import start_protocol
+from tf_cnn_benchmarks.cluster import task_exit
+from tf_cnn_benchmarks.cluster import watchdog
+
+tf1 = tf.compat.v1
+
+# Done signals sent in a hurry (the watchdog ends the task).
+_HURRIED_DONE_MS = 2000
+
+
+class ClusterRuntime:
+
+  def __init__(self, role, params):
+    self.role = role
+    self.params = params
+    self.exit = task_exit.TaskExit()
+    self.watchdog = None
+    self._rc = self._result = None
+    self._steps_run = 0
+    self._last_step = None
+    self._fault = fault_injection.planned_for(role.task_name)
+
+  @property
+  def is_chief(self):
+    return self.role.is_chief
+
+  def task_file_path(self, path):
+    return roles.per_task_path(path, self.role)
+
+  # -- the graph
+
+  def wire_graph(self, variable_manager, global_step, step_op):
+    """Builds the cluster's parts; returns the step op that also publishes
+    this task's progress (in the same session.run, so only real steps
+    count). Last in the graph: the start may initialise every local
+    variable that exists by now."""
+    needs = variable_manager.cluster_start(global_step)
+    self.start = start_protocol.build(self.role, self.params, needs)
+    self.labels = done_signals.client_labels(self.role)
+    self.client_index = self.labels.index(self.role.task_name)
+    self.board = progress_board.ProgressBoard(
+        needs.barrier_device or self.role.device + '/device:CPU:0',
+        len(self.labels), self.client_index)
+    self.done = done_signals.DoneSignals(self.role)
+    self.rate = cluster_rate.ClusterRate(self.role, self.params, global_step,
+                                         needs.images_per_global_step)
+    with tf1.device(self.role.device):
+      # The first run of a session creates it; TensorFlow then waits for
+      # every peer, unbounded, so that run is a no-op the watchdog times.
+      self._hello = tf.no_op(name='cluster_session_hello')
+    # Collective steps must not reach into the board's task
+    # (progress_board.py): their progress is published by separate runs.
+    self._board_in_step = not variable_manager.mode.uses_collectives
+    return self.board.counted_step(step_op) if self._board_in_step \
+        else step_op
+
+  # -- the run
+
+  def attach_run(self, rc, result, write_record):
+    """``write_record(status, exit_code, failure)`` records the run once
+    and returns False when the main thread already did."""
+    self._rc, self._result = rc, result
+    self._last_step = rc.num_warmup_batches + rc.num_batches
+    self.exit.attach_run(write_record, lambda: result.record_path)
+
+  def _note_peer_failure(self, run_failure):
+    if self._result is not None:
+      self._result.peer_failures.append(run_failure)
+
+  def _session_config(self, config):
+    # Device filters: the session sees only the tasks it needs. Calls made
+    # without RunOptions (init ops, a restore, a save) end by the step's
+    # deadline too.
+    config = server.server_config(self.role, config.device_count['CPU'],
+                                  base_config=config)
+    if self.role.step_deadline_seconds:
+      config.operation_timeout_in_ms = int(
+          self.role.step_deadline_seconds * 1000)
+    return config
+
+  @contextlib.contextmanager
+  def open_session(self, graph, config):
+    """A session on this task's server, never closed here, watched.
+
+    Session.close() can block for minutes once a peer has died, so the
+    task's process leaves with os._exit instead (run_task.py).
+    """
+    config = self._session_config(config)
+    peers = self.role.session_peers()
+    self.watchdog = watchdog.Watchdog(self.role, self.params,
+                                      self.role.all_peers(), peers,
+                                      self.exit.end, self._note_peer_failure)
+    self.watchdog.start()
+    try:
+      with self.watchdog.doing('waiting for %s to accept connections' %
+                               ', '.join(sorted(peers))):
+        reachability.wait_for(peers, self.params.startup_timeout,
+                              '%s cannot start' % self.role.task_name)
+      sess = tf1.Session(self.role.target, graph=graph, config=config)
+      with self.watchdog.doing('%s (TensorFlow waits for every one of %s)' % (
+          watchdog.CREATING_SESSION, ', '.join(sorted(peers)))):
+        sess.run(self._hello)
+      # Only a created session can leave notes (else they too would wait).
+      self.exit.attach_session(
+          lambda status, failure: self._leave(sess, status, failure))
+      try:
+        # As `with Session()` would: graph mode for code that asks (Saver).
+        with graph.as_default(), sess.as_default():
+          yield sess
+        self._leave_note(sess, {'status': 'ok'})
+      except Exception as e:
+        self._on_failure(sess, e)
+        raise
+      finally:
+        self.done.send(sess)
+    finally:
+      self.watchdog.stop()
+
+  def initialize(self, sess, built, restore):
+    self.start.run(sess, built, restore, self.board, self.doing)
+    self.watchdog.training_started(sess, self.board, self.labels,
+                                   self.client_index)
+
+  def step_run_options(self):
+    """Every step is bounded just past the stall timeout and its shutdown
+    grace: a dead peer can otherwise block a synchronous step forever (the
+    watchdog normally ends such a task first, with a report)."""
+    if not self.role.step_deadline_seconds:
+      return None
+    return deadlines.bounded(self.role.step_deadline_seconds * 1000)
+
+  def run_step(self, sess, fetches, options):
+    """One step's session.run (the driver's), watched."""
+    self._steps_run += 1
+    step = self._steps_run
+    with self.watchdog.doing('step %d' % step, step=True):
+      fault_injection.before_step(self._fault, step, self.watchdog.say)
+      if not self._board_in_step:
+        self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS)
+      values = sess.run(fetches, options=options)
+      if not self._board_in_step:
+        self.board.publish_completion(sess, deadlines.RPC_TIMEOUT_MS)
+    if step == self._last_step:
+      # Peers may now leave normally; only this task's own work counts.
+      self.watchdog.training_ended()
+    return values
+
+  def doing(self, text):
+    """The main thread is doing ``text`` (stall reports say so)."""
+    if self.watchdog is None:
+      return contextlib.nullcontext()
+    return self.watchdog.doing(text)
+
+  def timing_starts(self, sess):
+    self.rate.timing_starts(sess)
+
+  def report(self, sess, reporter, times):
+    self.rate.report(sess, reporter, times)
+
+  # -- leaving
+
+  def _leave_note(self, sess, note):
+    try:
+      self.board.post_note(sess, self.client_index, note,
+                           deadlines.RPC_TIMEOUT_MS)
+    except tf.errors.OpError:
+      pass  # The board's host is gone; the others find out by themselves.
+
+  def _leave(self, sess, status, run_failure):
+    """Leaving in a hurry (task_exit.py): the note, then done."""
+    self._leave_note(sess, {'status': status, 'failure': run_failure})
+    self.done.send(sess, timeout_ms=_HURRIED_DONE_MS)
+
+  def _on_failure(self, sess, exc):
+    """The main thread failed: find the root cause, or publish ours."""
+    signalled = self.watchdog.signal_received()
+    if signalled and getattr(exc, 'status', None) != endings.INTERRUPTED:
+      # Stopping the cluster stops its peers too (the launcher signals
+      # them all): whatever failed after the signal is its consequence.
+      exc.status, exc.exit_code = endings.INTERRUPTED, exit_codes.INTERRUPTED
+      exc.root_cause = endings.interrupted_by(
+          signalled, '%s: %s' % (type(exc).__name__,
+                                 failures.first_line(exc)))
+    status = getattr(exc, 'status', endings.FAILED)
+    if status == endings.INTERRUPTED:
+      own = getattr(exc, 'root_cause', None) or failures.failure(
+          'Interrupted', str(exc), self.role.task_name)
+      self._leave_note(sess, {'status': status, 'failure': own})
+      return
+    if peer_failures.is_secondary(exc):
+      root = root_cause.find(sess, self.board, self.labels,
+                             self.client_index, self.role.all_peers(), exc)
+      if root is not None:
+        exc.root_cause = root
+        self._leave_note(sess, {'status': status, 'failure': root})
+      return
+    if self._rc is not None:
+      self._leave_note(sess, {'status': status,
+                              'failure': failures.describe(exc, self._rc)})
