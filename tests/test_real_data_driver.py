@@ -70,3 +70,24 @@ def test_missing_data_dir_is_reported_before_building(tmp_path):
                 '--data_dir=%s' % (tmp_path / 'nowhere'), '--result_dir=')
   assert out.returncode == exit_codes.RUN_FAILED
   assert str(tmp_path / 'nowhere') in out.stdout
+
+
+@pytest.mark.timeout(300)
+def test_num_epochs_counts_the_real_datasets_examples(tmp_path):
+  """--num_epochs on a dataset of unusual size: the run length and the
+  printed epochs come from its 27 images, not from ImageNet's 1.28M."""
+  from preprocessing import build_dataset  # pylint: disable=g-import-not-at-top
+  from preprocessing import generated_data  # pylint: disable=g-import-not-at-top
+  images, shards = str(tmp_path / 'images'), str(tmp_path / 'shards')
+  generated_data.make_image_folder(images, num_classes=3, images_per_class=9,
+                                   height=32, width=32)
+  build_dataset.build(images, shards, num_train_shards=1,
+                      num_validation_shards=1, validation_fraction=0.0,
+                      log=lambda *a: None)
+  result, text = run_quietly(model='trivial', data_dir=shards, num_batches=None,
+                             num_epochs=2, batch_size=8, num_warmup_batches=0)
+  assert result.status == 'ok', text
+  steps = -(-2 * 27 // 8)  # 7: the epochs rounded up to whole steps
+  assert 'Num batches: %d\n' % steps in text
+  assert 'Num epochs:  %.2f\n' % (steps * 8 / 27) in text
+  assert result.times.num_steps == steps
