@@ -7,13 +7,16 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCHMARK_ARGS ?= --model=resnet50 --batch_size=16 --num_batches=20 --num_warmup_batches=3
+# Which TensorFlow to install (setup.cfg's extras): gpu when nvidia-smi sees a
+# GPU, else cpu. Override with `make TF=cpu ...`.
+TF ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo gpu || echo cpu)
 
 .PHONY: install benchmark test test-fast clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[$(TF),test]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -27,6 +27,8 @@ def test_report_has_the_original_format(tmp_path):
   header = {l[:13].strip(): l[13:] for l in lines[:lines.index('=' * 10)]
             if l[:13].strip()}
   assert header['Model:'] == 'trivial'
+  assert re.fullmatch(r'tensorflow(-cpu|-intel)?, (CPU only|CUDA build|ROCm '
+                      r'build), oneDNN (on|off)', header['TF build:'])
   assert header['Dataset:'] == 'imagenet (synthetic)'
   assert header['Mode:'] == 'training'
   assert header['Batch size:'] == '32 global'
@@ -225,3 +227,34 @@ def test_divergence_is_reported_once():
   assert text.count('training diverged') == 1
   assert result.record['summary']['diverged_at_step'] == (
       result.diverged_at_step)
+
+
+def test_tf_build_follows_the_onednn_switch():
+  """The header's TF build line says what this process really runs with."""
+  script = ('from tf_cnn_benchmarks.measure import environment; '
+            'print(environment.tf_build_line())')
+  lines = {}
+  for value in ('0', '1'):
+    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS=value)
+    done = subprocess.run([sys.executable, '-c', script], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines[value] = done.stdout.strip().splitlines()[-1]
+  assert lines['0'].endswith('oneDNN off')
+  assert lines['1'].endswith('oneDNN on')
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  # The distribution named is the one pip installed TensorFlow from.
+  name = lines['0'].split(',')[0]
+  assert metadata.version(name) == __import__('tensorflow').__version__
+
+
+def test_no_tensorflow_says_how_to_install_one():
+  script = ('import sys; sys.modules["tensorflow"] = None; '
+            'from tf_cnn_benchmarks import cli; '
+            'sys.exit(cli.main(["tf_cnn_benchmarks", "--model=trivial"]))')
+  done = subprocess.run([sys.executable, '-c', script], cwd=REPO,
+                        capture_output=True, text=True, timeout=120)
+  assert done.returncode == exit_codes.RUN_FAILED, done.stderr
+  assert 'no TensorFlow can be imported' in done.stderr
+  assert 'pip install -e ".[cpu]"' in done.stderr
+  assert 'Traceback' not in done.stderr

@@ -1,5 +1,7 @@
 """The benchmark command: parse flags, configure logging, run, exit code."""
 
+import sys
+
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
@@ -22,7 +24,13 @@ def main(argv):
     except flags.UsageError as e:
       return flags.report_usage_error(str(e))
   logs.configure_before_tensorflow(params.verbosity)
-  logs.import_tensorflow_quietly(params.verbosity)
+  try:
+    logs.import_tensorflow_quietly(params.verbosity)
+  except ModuleNotFoundError as e:
+    if e.name != 'tensorflow':
+      raise
+    sys.stderr.write(logs.MISSING_TENSORFLOW % sys.executable)
+    return exit_codes.RUN_FAILED
   # TensorFlow is imported only now, after its log level is set.
   from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
   from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top

@@ -33,6 +33,14 @@ def configure_after_tensorflow(verbosity):
     pass
 
 
+MISSING_TENSORFLOW = (
+    'Error: no TensorFlow can be imported by this Python (%s). The harness '
+    'does not pick a TensorFlow for you, so it installs beside the one you '
+    'have. Install one: pip install -e ".[cpu]" (tensorflow-cpu), '
+    'pip install -e ".[gpu]" (tensorflow[and-cuda]), or your vendor\'s '
+    'build; `make` picks cpu or gpu by itself.\n')
+
+
 def import_tensorflow_quietly(verbosity):
   """Imports TensorFlow with its load-time C++ chatter hidden.
 

@@ -9,6 +9,8 @@ import sys
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks.measure import environment
+
 DASHES = '-' * 64
 
 
@@ -29,6 +31,7 @@ class Reporter:
              all_reduce=None):
     p = rc.params
     self.field('TensorFlow', tf.__version__)
+    self.field('TF build', environment.tf_build_line())
     self.field('Model', rc.model.name)
     self.field('Dataset', dataset_desc)
     self.field('Mode', rc.mode)

@@ -62,10 +62,41 @@ def accelerator():
   return ', '.join(names)
 
 
+def tf_distribution():
+  """The pip distribution that installed the ``tensorflow`` package
+  (tensorflow, tensorflow-cpu, intel-tensorflow, ...), or None."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  names = metadata.packages_distributions().get('tensorflow') or []
+  return names[0].replace('_', '-') if names else None
+
+
+def tf_build():
+  """What this TensorFlow was built with and runs with: CUDA or ROCm, and
+  whether oneDNN is on (it follows TF_ENABLE_ONEDNN_OPTS and the CPU)."""
+  from tensorflow.python.util import _pywrap_util_port  # pylint: disable=g-direct-tensorflow-import,g-import-not-at-top
+  info = tf.sysconfig.get_build_info()
+  gpu = ('CUDA' if info.get('is_cuda_build') else
+         'ROCm' if info.get('is_rocm_build') else None)
+  return {'gpu_build': gpu, 'onednn': bool(_pywrap_util_port.IsMklEnabled())}
+
+
+def tf_build_line():
+  """'tensorflow-cpu, CPU only, oneDNN on': the run header's TF build."""
+  build = tf_build()
+  return '%s, %s, oneDNN %s' % (
+      tf_distribution() or 'unknown distribution',
+      '%s build' % build['gpu_build'] if build['gpu_build'] else 'CPU only',
+      'on' if build['onednn'] else 'off')
+
+
 def describe():
+  build = tf_build()
   return {
       'tf_version': tf.__version__,
       'tf_git_version': tf.version.GIT_VERSION,
+      'tf_distribution': tf_distribution(),
+      'tf_gpu_build': build['gpu_build'],
+      'tf_onednn': build['onednn'],
       'python_version': platform.python_version(),
       'numpy_version': np.__version__,
       'harness_version': harness_version(),
