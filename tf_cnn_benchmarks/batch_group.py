@@ -151,11 +151,16 @@ class StepRunner:
     self._n = n
     self._pending: List[StepResult] = []
 
-  def step(self):
+  def step(self, extra=None):
+    """The next step; ``extra`` ({name: fetch}) is fetched with it (plain
+    steps only: a group's copies fetch only what they were built with)."""
     if self._n == 1:  # the plain path: no lists, nothing buffered
+      fetches = dict(self._fetches, **extra) if extra else self._fetches
       start = time.perf_counter()
-      values = self._run(self._fetches)
+      values = self._run(fetches)
       return StepResult(time.perf_counter() - start, values)
+    assert not extra, 'a group of steps fetches only what it was built with'
+
     if not self._pending:
       start = time.perf_counter()
       values = self._run(self._fetches)

@@ -21,6 +21,8 @@ import tensorflow as tf
 import preprocessing
 from results import atomic_files
 from tf_cnn_benchmarks import batch_group
+from tf_cnn_benchmarks import checkpoints
+from tf_cnn_benchmarks import evaluation
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks import local_runtime
@@ -28,6 +30,8 @@ from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import record
 from tf_cnn_benchmarks import report
 from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks import step_loop
+from tf_cnn_benchmarks import summaries
 from tf_cnn_benchmarks import timing
 from tf_cnn_benchmarks.measure import mfu
 
@@ -53,6 +57,10 @@ class RunResult:
   # First timed step whose loss was NaN or infinite (None: never).
   diverged_at_step: Optional[int] = None
   input_bound: Optional[bool] = None
+  # Evaluations of the run (evaluation.Evaluation.as_dict()), in order.
+  evaluations: List[dict] = dataclasses.field(default_factory=list)
+  # The timed step after which --stop_at_top_1_accuracy ended training.
+  stopped_at_step: Optional[int] = None
   # Model FLOP utilisation of the timed loop (mfu.Utilisation).
   utilisation: Optional[object] = None
   # Cluster peers that failed while this task carried on (asynchronous
@@ -93,10 +101,6 @@ class _StopRequested:
 
 def _utc_now():
   return datetime.datetime.now(datetime.timezone.utc).isoformat()
-
-
-class _Interrupted(Exception):
-  status = 'interrupted'
 
 
 def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
@@ -141,15 +145,20 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
   try:
     with _StopRequested() as stop:
       rc, source = open_input_source(params, rc)
+      eval_source = None
+      if rc.mode == run_config.TRAINING_AND_EVALUATION:
+        rc, eval_source = open_validation_source(params, rc)
       for note in rc.all_notes():
         reporter.line('Note: ' + note)
       built = model_graph.build(
-          rc, source, runtime, want_accuracy=params.print_training_accuracy)
+          rc, source, runtime, want_accuracy=params.print_training_accuracy,
+          eval_source=eval_source,
+          summary_verbosity=params.summary_verbosity)
       runtime.attach_run(rc, result, write_record)
       reporter.header(rc, _variables_description(rc), source.description,
                       sync=_sync_description(rc))
       _run_session(params, rc, built, runtime, times, reporter, stop, result)
-  except _Interrupted as e:
+  except step_loop.Interrupted as e:
     result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
     result.failure = {'type': 'Interrupted', 'message': str(e),
                       'task': None, 'hint': None}
@@ -182,6 +191,16 @@ def open_input_source(params, rc):
   return rc, source
 
 
+def open_validation_source(params, rc):
+  """The validation input of evaluation during training, and rc with the
+  length of one evaluation. Returns (rc, source)."""
+  source = preprocessing.get_input_source(
+      params, rc.model.image_size, rc.model.num_classes,
+      rc.eval_batch_size_per_device, rc.num_towers, 'validation',
+      data_name=rc.data_name, first_tower=rc.first_tower)
+  return rc.with_validation_size(source.num_examples_per_epoch), source
+
+
 def _variables_description(rc):
   return rc.params.variable_update
 
@@ -191,79 +210,13 @@ def _sync_description(rc):
   return str(rc.params.cross_replica_sync) if rc.cluster else None
 
 
-def _restore_latest(sess, params, built, reporter):
-  latest = (tf1.train.latest_checkpoint(params.train_dir)
-            if params.train_dir else None)
-  if latest:
-    built.saver.restore(sess, latest)
-    reporter.line('Restored checkpoint %s (global step %d)' % (
-        latest, sess.run(built.global_step)))
-  elif params.eval:
-    raise FileNotFoundError(
-        'No checkpoint in --train_dir=%s to evaluate. Train with '
-        '--train_dir=%s first (checkpoints are written at the end of a '
-        'training run).' % (params.train_dir, params.train_dir))
-
-
-class _Checkpointer:
-  """Saves to train_dir every N steps / seconds and at the end."""
-
-  def __init__(self, params, built, runtime):
-    self.params = params
-    self.built = built
-    self.runtime = runtime
-    self.last_time = time.monotonic()
-    self.path = None
-    self.saved_step = None
-
-  def enabled(self):
-    # In a cluster only the chief writes checkpoints (the others would race
-    # it for the same files).
-    return (bool(self.params.train_dir) and not self.params.eval and
-            self.runtime.is_chief)
-
-  def maybe_save(self, sess, step):
-    if not self.enabled():
-      return
-    p = self.params
-    due = (p.save_model_steps and step % p.save_model_steps == 0) or (
-        p.save_model_secs and
-        time.monotonic() - self.last_time >= p.save_model_secs)
-    if due:
-      self.save(sess)
-
-  def save(self, sess):
-    if not self.enabled():
-      return
-    # Only progress is saved: never the same global step twice (the
-    # original's chief saved every 10 s while its cluster was stuck, and a
-    # second save of a step rewrites the latest checkpoint's files).
-    step = int(sess.run(self.built.global_step))
-    self.last_time = time.monotonic()
-    if step == self.saved_step:
-      return
-    os.makedirs(self.params.train_dir, exist_ok=True)
-    # In a cluster the watchdog reports a save that takes too long.
-    with self.runtime.doing('saving a checkpoint to %s' %
-                            self.params.train_dir):
-      # Saver writes the data files first and updates the 'checkpoint'
-      # index last (atomically), so the latest checkpoint is never
-      # half-written.
-      self.path = self.built.saver.save(
-          sess, os.path.join(self.params.train_dir, 'model.ckpt'),
-          global_step=step)
-    self.saved_step = step
-    self.last_time = time.monotonic()
-
-
 def _run_session(params, rc, built, runtime, times, reporter, stop, result):
   config = run_config.session_config(params, rc)
   fetches = {'step': built.step_op}
   loss = (built.base_loss if params.loss_type_to_report == 'base_loss'
           else built.total_loss)
   fetches['loss'] = loss
-  with_accuracy = built.top_1_correct is not None
-  if with_accuracy:
+  if built.top_1_correct is not None:
     fetches['top_1'] = built.top_1_correct
     fetches['top_5'] = built.top_5_correct
   if params.graph_file:
@@ -274,54 +227,28 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
   # N steps per session.run (--batch_group_size); N = 1 is a plain step.
   group_size = params.batch_group_size
   grouped = batch_group.chain(built.graph, fetches, group_size)
+  writer = summaries.Writer(params, built) if summaries.wanted(params) \
+      else None
   built.graph.finalize()
-  checkpointer = _Checkpointer(params, built, runtime)
-  correct_1 = correct_5 = examples = 0
+  checkpointer = checkpoints.Checkpointer(params, built, runtime)
   step_options = runtime.step_run_options()
   with runtime.open_session(built.graph, config) as sess:
     reporter.line('Initializing graph')
     # In a cluster who initialises what, and when, is agreed across tasks.
-    runtime.initialize(sess, built, restore=lambda: _restore_latest(
-        sess, params, built, reporter))
+    restored = []
+    runtime.initialize(sess, built, restore=lambda: restored.append(
+        checkpoints.restore_latest(sess, params, built, reporter)))
     runner = batch_group.StepRunner(
         lambda f: runtime.run_step(sess, f, step_options), grouped,
         group_size)
-    reporter.line('Running warm up')
-    for _ in range(rc.num_warmup_batches):
-      _check_stop(stop)
-      times.add_warmup(runner.step().seconds)
-    reporter.line('Done warm up')
-    reporter.loss_name = params.loss_type_to_report
-    reporter.table_head(with_accuracy and rc.training)
+    loop = step_loop.StepLoop(
+        params, rc, built, runner, times, reporter, stop, result,
+        checkpointer, _evaluator(params, rc, built), writer)
+    loop.warm_up()
     runtime.timing_starts(sess)
-    loop_start = time.perf_counter()
     try:
-      for step in range(1, rc.num_batches + 1):
-        _check_stop(stop)
-        done = runner.step()
-        values = done.values
-        times.add(done.seconds, float(values['loss']))
-        if result.diverged_at_step is None and not math.isfinite(
-            values['loss']):
-          # Speed is still measured, but say once that the numbers being
-          # trained on are no longer numbers.
-          result.diverged_at_step = step
-          reporter.line('Warning: the loss is %s at step %d: training '
-                        'diverged. Try a lower --init_learning_rate.' % (
-                            values['loss'], step))
-        accuracy = None
-        if with_accuracy:
-          correct_1 += int(values['top_1'])
-          correct_5 += int(values['top_5'])
-          examples += rc.batch_size_per_worker
-          if rc.training:
-            accuracy = (values['top_1'] / rc.batch_size_per_worker,
-                        values['top_5'] / rc.batch_size_per_worker)
-        if step == 1 or step % params.display_every == 0:
-          reporter.step_row(step, times, values['loss'], accuracy)
-        checkpointer.maybe_save(sess, step)
+      loop.run(sess, step_options)
     finally:
-      times.timed_wall_time = time.perf_counter() - loop_start
       result.images_per_sec = times.total_images_per_sec(rc.num_workers)
     reporter.total(result.images_per_sec)
     result.utilisation = _utilisation(params, rc, fetches, times)
@@ -331,18 +258,58 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
       _report_input_bound(
           lambda: sess.run(built.input_step, options=step_options), rc,
           times, reporter, result)
-    if rc.mode == 'evaluation' and examples:
-      result.top_1_accuracy = correct_1 / examples
-      result.top_5_accuracy = correct_5 / examples
-      result.num_eval_examples = examples
-      reporter.accuracy(result.top_1_accuracy, result.top_5_accuracy,
-                        examples)
+    if rc.mode == 'evaluation':
+      _report_evaluation(sess, params, built, loop, reporter, result,
+                         writer, restored)
     if params.trace_file:
       trace_file = runtime.task_file_path(params.trace_file)
       _write_trace(sess, fetches, trace_file)
       reporter.line('Wrote a trace of one extra step to %s' % trace_file)
     checkpointer.save(sess)
     result.checkpoint_path = checkpointer.path
+    if writer is not None:
+      writer.close()
+
+
+def _evaluator(params, rc, built):
+  """Evaluation during training, or None."""
+  if built.eval_top_1_correct is None:
+    return None
+  steps_per_epoch = rc.examples_per_epoch / rc.global_batch_size
+  return evaluation.DuringTraining(
+      params, built, evaluation.schedule(params, rc.num_batches,
+                                         steps_per_epoch),
+      rc.eval_steps, rc.eval_batch_size_per_worker)
+
+
+def _report_evaluation(sess, params, built, loop, reporter, result, writer,
+                       restored):
+  """--eval: the accuracy of the timed steps; then, with
+  --eval_interval_secs, of every newer checkpoint until stopped."""
+  evaluated = loop.evaluation_of_timed_steps(int(sess.run(built.global_step)))
+  if evaluated is None:
+    return
+  result.top_1_accuracy = evaluated.top_1_accuracy
+  result.top_5_accuracy = evaluated.top_5_accuracy
+  result.num_eval_examples = evaluated.num_examples
+  result.evaluations.append(evaluated.as_dict())
+  reporter.line(evaluation.accuracy_line(evaluated))
+  if writer is not None:
+    writer.write_evaluation(evaluated)
+  if params.eval_interval_secs:
+    reporter.line('Following %s: a newer checkpoint is evaluated as it '
+                  'appears (checked every %d s) until stopped.' % (
+                      params.train_dir, params.eval_interval_secs))
+    last = restored[-1] if restored else None
+
+    def restore_newer():
+      nonlocal last
+      latest = tf1.train.latest_checkpoint(params.train_dir)
+      if latest is None or latest == last:
+        return False
+      last = checkpoints.restore_latest(sess, params, built, reporter)
+      return True
+    loop.follow_checkpoints(sess, restore_newer)
 
 
 def _utilisation(params, rc, fetches, times):
@@ -380,11 +347,6 @@ def _report_input_bound(run_input_step, rc, times, reporter, result):
   reporter.line('Input pipeline alone: %.1f images/sec, %.1fx the training '
                 'rate: %s' % (rate, ratio, 'training was input-bound'
                               if result.input_bound else 'not input-bound'))
-
-
-def _check_stop(stop):
-  if stop.signal_name:
-    raise _Interrupted('stopped by %s' % stop.signal_name)
 
 
 def _write_trace(sess, fetches, path):

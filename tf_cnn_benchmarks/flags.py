@@ -76,6 +76,30 @@ FLAG_SPECS = (
        'Add top-1/top-5 training accuracy columns to the step lines.'),
     _S(MODEL, 'list_models', 'boolean', False,
        'Print the registered models per dataset and exit.'),
+    _S(MODEL, 'eval_during_training_every_n_steps', 'integer', None,
+       'Evaluate on the validation split every N timed training steps (and '
+       'after the last one); training pauses meanwhile and the timed '
+       'loop\'s clock stops.', lower_bound=1),
+    _S(MODEL, 'eval_during_training_every_n_epochs', 'float', None,
+       'Evaluate every N epochs of training (and after the last step).',
+       lower_bound=0),
+    _S(MODEL, 'eval_during_training_at_specified_steps', 'list', [],
+       'Evaluate after these timed steps, e.g. 100,500 (and after the last '
+       'one).'),
+    _S(MODEL, 'eval_during_training_at_specified_epochs', 'list', [],
+       'Evaluate after these epochs of training, e.g. 0.5,1 (and after the '
+       'last step).'),
+    _S(MODEL, 'stop_at_top_1_accuracy', 'float', None,
+       'End training after an evaluation during training reaches this '
+       'top-1 accuracy (0..1).', lower_bound=0, upper_bound=1),
+    _S(MODEL, 'eval_interval_secs', 'integer', 0,
+       'With --eval: after the latest checkpoint, evaluate every newer one '
+       'that appears in --train_dir, checking this often, until stopped '
+       '(SIGINT/SIGTERM). 0: evaluate once.', lower_bound=0),
+    _S(MODEL, 'collect_eval_results_async', 'boolean', False,
+       'Post-process evaluation results in a separate process. Only the '
+       'original\'s SSD model post-processed them; no model here does, so '
+       'this changes nothing (accepted for old command lines).'),
     # -- batch & reporting
     _S(BATCH, 'batch_size', 'integer', 0,
        'Batch size per device (tower); 0 means the model\'s default.',
@@ -232,6 +256,17 @@ FLAG_SPECS = (
        'Save a checkpoint every this many steps.', lower_bound=1),
     _S(CHECKPOINTS, 'max_ckpts_to_keep', 'integer', 5,
        'Checkpoints kept in --train_dir.', lower_bound=1),
+    _S(CHECKPOINTS, 'summary_verbosity', 'integer', 0,
+       'TensorBoard summaries in --train_dir: 0 none; 1 loss, learning rate '
+       'and images/sec; 2 also the gradients\' global norm; 3 also '
+       'histograms of every variable and its gradient. With --eval: '
+       'accuracies in --eval_dir.', lower_bound=0, upper_bound=3),
+    _S(CHECKPOINTS, 'save_summaries_steps', 'integer', 0,
+       'Write summaries every this many timed steps (needed with '
+       '--summary_verbosity >= 1 when training).', lower_bound=0),
+    _S(CHECKPOINTS, 'eval_dir', 'string', '/tmp/tf_cnn_benchmarks/eval',
+       'Where --eval writes its accuracy summaries (with '
+       '--summary_verbosity >= 1).'),
     # -- debugging
     _S(DEBUG, 'trace_file', 'string', '',
        'Write a Chrome trace of one extra (untimed) step to this file.'),
@@ -291,9 +326,6 @@ UNSUPPORTED_FLAGS = {
     'mkl': 'oneDNN (formerly MKL) is always on in TensorFlow 2.x CPU wheels',
     'fp16_loss_scale': 'loss scaling is not needed for bfloat16 on CPU',
     'fp16_vars': 'variables are always float32 master copies',
-    'summary_verbosity': 'TensorBoard summaries are not written; use the '
-                         'JSON run record',
-    'save_summaries_steps': 'TensorBoard summaries are not written',
     'tfprof_file': 'use --trace_file for a Chrome trace',
     'debugger': 'tfdbg was removed from TensorFlow 2.x',
     'benchmark_log_dir': 'the JSON run record in --result_dir replaces it',
@@ -312,8 +344,8 @@ _UNSUPPORTED_DEFAULTS = {
     'gpu_memory_frac_for_testing': 0.0, 'allow_growth': None,
     'use_unified_memory': None, 'force_gpu_compatible': False,
     'gpu_indices': '', 'use_numa_affinity': False, 'mkl': False,
-    'fp16_loss_scale': None, 'fp16_vars': False, 'summary_verbosity': 0,
-    'save_summaries_steps': 0, 'tfprof_file': None, 'debugger': None,
+    'fp16_loss_scale': None, 'fp16_vars': False,
+    'tfprof_file': None, 'debugger': None,
     'benchmark_log_dir': None, 'ml_perf': False, 'horovod_device': '',
     'staged_vars': False, 'use_resource_vars': False,
     'hierarchical_copy': False, 'gradient_repacking': 0,
@@ -341,6 +373,8 @@ def define_flags(flag_values=absl_flags.FLAGS):
       absl_flags.DEFINE_float(s.name, s.default, s.help,
                               lower_bound=s.lower_bound,
                               upper_bound=s.upper_bound, **kw)
+    elif s.kind == 'list':
+      absl_flags.DEFINE_list(s.name, s.default, s.help, **kw)
     else:
       raise ValueError('unknown flag kind %r' % s.kind)
   for name, default in _UNSUPPORTED_DEFAULTS.items():
@@ -502,7 +536,78 @@ def validate(p):
   if p.peak_gflops and p.measure_peak:
     raise UsageError('--peak_gflops gives the peak and --measure_peak '
                      'measures it; give only one of them.')
+  _validate_evaluation_flags(p)
+  _validate_summary_flags(p)
   _validate_cluster_flags(p)
+
+
+# Any of these makes a run evaluate while it trains (evaluation.py).
+EVAL_DURING_TRAINING_FLAGS = ('eval_during_training_every_n_steps',
+                              'eval_during_training_every_n_epochs',
+                              'eval_during_training_at_specified_steps',
+                              'eval_during_training_at_specified_epochs')
+
+
+def _check_numbers(p, name, kind):
+  """A --name=a,b,c list flag whose entries must be ``kind`` >= 0."""
+  try:
+    if all(kind(v) >= 0 for v in getattr(p, name)):
+      return
+  except ValueError:
+    pass
+  raise UsageError('--%s=%s: expected a comma-separated list of %s >= 0, '
+                   'e.g. %s.' % (name, ','.join(getattr(p, name)),
+                                 'integers' if kind is int else 'numbers',
+                                 '100,500' if kind is int else '0.5,1'))
+
+
+def _validate_evaluation_flags(p):
+  _check_numbers(p, 'eval_during_training_at_specified_steps', int)
+  _check_numbers(p, 'eval_during_training_at_specified_epochs', float)
+  during = [n for n in EVAL_DURING_TRAINING_FLAGS if getattr(p, n)]
+  if during and (p.eval or p.forward_only or p.input_only):
+    raise UsageError(
+        '--%s evaluates while training; it cannot be combined with --eval, '
+        '--forward_only or --input_only (which do not train).' % during[0])
+  if during and is_cluster_task(p):
+    raise UsageError(
+        '--%s runs in a single process; in a cluster, evaluate the '
+        'checkpoints the chief writes to --train_dir with a separate '
+        '--eval --eval_interval_secs=N process.' % during[0])
+  if p.stop_at_top_1_accuracy is not None and not during:
+    raise UsageError(
+        '--stop_at_top_1_accuracy needs evaluation during training: add '
+        '--eval_during_training_every_n_steps=N (or _every_n_epochs, '
+        '_at_specified_steps, _at_specified_epochs).')
+  if p.eval_interval_secs and not p.eval:
+    raise UsageError(
+        '--eval_interval_secs=%d sets how often --eval looks for a newer '
+        'checkpoint; add --eval (with --train_dir), or drop it.'
+        % p.eval_interval_secs)
+
+
+def _validate_summary_flags(p):
+  if not p.summary_verbosity:
+    return
+  if is_cluster_task(p):
+    raise UsageError(
+        '--summary_verbosity writes TensorBoard summaries from a single '
+        'process; drop it from cluster tasks (their run records hold every '
+        'step time and loss).')
+  if p.eval:
+    return  # --eval writes accuracies to --eval_dir.
+  if not p.train_dir:
+    raise UsageError(
+        '--summary_verbosity=%d writes TensorBoard summaries to --train_dir; '
+        'give --train_dir=DIR.' % p.summary_verbosity)
+  if not p.save_summaries_steps:
+    raise UsageError(
+        '--summary_verbosity=%d needs --save_summaries_steps=N: how often '
+        'to write them.' % p.summary_verbosity)
+  if p.batch_group_size > 1:
+    raise UsageError(
+        '--summary_verbosity fetches summaries with single steps; it cannot '
+        'be combined with --batch_group_size=%d.' % p.batch_group_size)
 
 
 def _validate_cluster_flags(p):

@@ -15,6 +15,7 @@ import tensorflow as tf
 from models import layers
 from tf_cnn_benchmarks import local_runtime
 from tf_cnn_benchmarks import optimizers
+from tf_cnn_benchmarks import summaries
 from tf_cnn_benchmarks import variable_update
 
 tf1 = tf.compat.v1
@@ -41,6 +42,12 @@ class BuiltGraph:
   saver: object
   variable_manager: object
   num_trainable_parameters: int
+  # Evaluation during training (evaluation.py): correct top-1/top-5
+  # predictions of one validation step.
+  eval_top_1_correct: Optional[object] = None
+  eval_top_5_correct: Optional[object] = None
+  # TensorBoard summaries of a step (summaries.py), or None.
+  summary_op: Optional[object] = None
 
 
 def _tower_loss(logits, aux, labels, num_classes):
@@ -69,9 +76,38 @@ def _correct_in_top_k(logits, labels, k):
       predictions=logits, targets=labels, k=k), tf.int32))
 
 
-def build(rc, input_source, runtime=None, want_accuracy=False):
+def _forward(rc, images, training):
+  """(logits, aux logits and weight or None) of the model on ``images``."""
+  builder = layers.Builder(data_format=rc.data_format, is_training=training,
+                           compute_dtype=rc.compute_dtype)
+  x = builder.to_layout(tf.cast(images, rc.compute_dtype))
+  out = rc.model.build(builder, x, rc.model.num_classes)
+  aux = None
+  if training and out.aux_logits is not None:
+    aux = (tf.cast(out.aux_logits, tf.float32), out.aux_loss_weight)
+  return tf.cast(out.logits, tf.float32), aux
+
+
+def _eval_towers(rc, vm, eval_source):
+  """Correct top-1/top-5 counts of one validation step, summed over the
+  towers; each tower's forward pass reads its training variables (batch
+  norm with the moving statistics)."""
+  top1, top5 = [], []
+  for i, (images, labels) in enumerate(
+      eval_source.tower_batches(rc.tower_devices)):
+    with vm.eval_scope(i):
+      logits, _ = _forward(rc, images, training=False)
+      top1.append(_correct_in_top_k(logits, labels, 1))
+      top5.append(_correct_in_top_k(logits, labels, 5))
+  return tf.math.add_n(top1), tf.math.add_n(top5)
+
+
+def build(rc, input_source, runtime=None, want_accuracy=False,
+          eval_source=None, summary_verbosity=0):
   """Builds the run's graph (rc: a run_config.RunConfig; runtime: the
-  driver's, which may add its own parts: a cluster's)."""
+  driver's, which may add its own parts: a cluster's). ``eval_source``:
+  the validation input of evaluation during training, or None;
+  ``summary_verbosity``: TensorBoard summaries to build (0: none)."""
   runtime = runtime or local_runtime.LocalRuntime()
   params = rc.params
   graph = tf.Graph()
@@ -93,15 +129,7 @@ def build(rc, input_source, runtime=None, want_accuracy=False):
     for i, (images, labels) in enumerate(tower_inputs):
       updates_before = len(tf1.get_collection(tf1.GraphKeys.UPDATE_OPS))
       with vm.tower_scope(i):
-        builder = layers.Builder(data_format=rc.data_format,
-                                 is_training=rc.training,
-                                 compute_dtype=rc.compute_dtype)
-        x = builder.to_layout(tf.cast(images, rc.compute_dtype))
-        out = rc.model.build(builder, x, rc.model.num_classes)
-        logits = tf.cast(out.logits, tf.float32)
-        aux = None
-        if rc.training and out.aux_logits is not None:
-          aux = (tf.cast(out.aux_logits, tf.float32), out.aux_loss_weight)
+        logits, aux = _forward(rc, images, rc.training)
         base_loss = _tower_loss(logits, aux, labels, rc.model.num_classes)
         total_loss = base_loss
         if rc.training:
@@ -145,6 +173,12 @@ def build(rc, input_source, runtime=None, want_accuracy=False):
     else:
       step_op = tf.no_op()
 
+    eval_top_1 = eval_top_5 = None
+    if eval_source is not None:
+      eval_top_1, eval_top_5 = _eval_towers(rc, vm, eval_source)
+    summary_op = (summaries.build(summary_verbosity, total_loss, lr,
+                                  tower_grads[0]) if rc.training else None)
+
     savable = vm.savable_variables()
     savable[global_step.op.name] = global_step
     # The optimizer's slots (momentum etc.) of tower 0 are saved too, so a
@@ -164,8 +198,11 @@ def build(rc, input_source, runtime=None, want_accuracy=False):
         init_ops=[tf1.global_variables_initializer(),
                   tf1.local_variables_initializer()],
         post_init_ops=vm.post_init_ops(),
-        input_init_ops=list(input_source.initializers()),
+        input_init_ops=list(input_source.initializers()) + (
+            list(eval_source.initializers()) if eval_source else []),
         saver=saver, variable_manager=vm,
-        num_trainable_parameters=num_params)
+        num_trainable_parameters=num_params, eval_top_1_correct=eval_top_1,
+        eval_top_5_correct=eval_top_5,
+        summary_op=summary_op)
   return built
 

@@ -83,6 +83,8 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'input_only_images_per_sec': result.input_images_per_sec,
       'input_bound': result.input_bound,
       'diverged_at_step': result.diverged_at_step,
+      'evaluations': list(result.evaluations),
+      'stopped_at_step': result.stopped_at_step,
   }
   summary.update(_utilisation_summary(result.utilisation))
   timing = {

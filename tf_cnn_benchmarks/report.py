@@ -77,6 +77,3 @@ class Reporter:
     self.line('total images/sec: %.2f' % images_per_sec)
     self.line(DASHES)
 
-  def accuracy(self, top_1, top_5, examples):
-    self.line('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples]' % (
-        top_1, top_5, examples))

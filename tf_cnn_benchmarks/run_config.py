@@ -16,7 +16,10 @@ import tensorflow as tf
 import preprocessing
 from models import registry
 from preprocessing import synthetic
+from tf_cnn_benchmarks import evaluation
 from tf_cnn_benchmarks.flags import UsageError
+
+TRAINING, TRAINING_AND_EVALUATION = 'training', 'training + evaluation'
 
 DEFAULT_NUM_BATCHES = 100
 DEFAULT_NUM_WARMUP_BATCHES = 10
@@ -38,7 +41,8 @@ class RunConfig:
   compute_dtype: tf.DType
   batch_size_per_device: int
   num_workers: int
-  # 'training' | 'forward only' | 'evaluation' | 'input only'
+  # 'training' | 'training + evaluation' | 'forward only' | 'evaluation'
+  # | 'input only'
   mode: str
   num_batches: int
   num_warmup_batches: int
@@ -49,6 +53,21 @@ class RunConfig:
   cluster: Optional[object] = None
   # How the run length was rounded, if it was (printed with the notes).
   run_length_note: Optional[str] = None
+  # Evaluation during training: images per device of a validation step,
+  # and validation steps per evaluation (with_validation_size).
+  eval_batch_size_per_device: int = 0
+  eval_steps: int = 0
+
+  @property
+  def eval_batch_size_per_worker(self):
+    return self.eval_batch_size_per_device * self.num_towers
+
+  def with_validation_size(self, examples):
+    """This run config once the validation set's size is known."""
+    return dataclasses.replace(self, eval_steps=(
+        evaluation.steps_per_evaluation(
+            self.params, examples,
+            self.eval_batch_size_per_worker * self.num_workers)))
 
   def with_examples_per_epoch(self, examples_per_epoch):
     """This run config for a dataset of ``examples_per_epoch`` (the real
@@ -86,7 +105,7 @@ class RunConfig:
 
   @property
   def training(self):
-    return self.mode == 'training'
+    return self.mode in (TRAINING, TRAINING_AND_EVALUATION)
 
 
 def gpus_available():
@@ -154,8 +173,10 @@ def resolve(params, cluster_role=None) -> RunConfig:
     mode, subset = 'input only', 'train'
   elif params.forward_only:
     mode, subset = 'forward only', 'validation'
+  elif evaluation.during_training(params):
+    mode, subset = TRAINING_AND_EVALUATION, 'train'
   else:
-    mode, subset = 'training', 'train'
+    mode, subset = TRAINING, 'train'
   if params.eval:
     batch = params.eval_batch_size or params.batch_size
   else:
@@ -176,7 +197,9 @@ def resolve(params, cluster_role=None) -> RunConfig:
       num_workers=num_workers, mode=mode, num_batches=count,
       num_warmup_batches=warmup, subset=subset,
       examples_per_epoch=examples_per_epoch, notes=notes,
-      cluster=cluster_role, run_length_note=length_note)
+      cluster=cluster_role, run_length_note=length_note,
+      eval_batch_size_per_device=(params.eval_batch_size or batch
+                                  if mode == TRAINING_AND_EVALUATION else 0))
 
 
 def _run_length(params, examples_per_epoch, global_batch):

@@ -112,6 +112,15 @@ class VariableManager:
         custom_getter=seeded_initializer_getter(self.seed)):
       yield
 
+  @contextlib.contextmanager
+  def eval_scope(self, index):
+    """Device and variable scope of an evaluation tower on device ``index``:
+    it reuses the variables tower ``index`` trains (creates none)."""
+    prefix = 'v%d' % (index if self.per_tower_copies else 0)
+    with tf1.device(self.towers[index]), tf1.variable_scope(prefix,
+                                                             reuse=True):
+      yield
+
   def tower_variables(self, index):
     """Trainable variables tower ``index`` computes with, in creation order."""
     prefix = 'v%d/' % (index if self.per_tower_copies else 0)

@@ -1,0 +1,156 @@
+"""The steps of a run: warm-up, the timed loop, and what happens between steps.
+
+Between timed steps: the step row every --display_every steps, a
+checkpoint when one is due, evaluation during training when due (with the
+clock stopped), and TensorBoard summaries every --save_summaries_steps
+(fetched in the step's own session.run, as the original did). A run
+evaluating checkpoints (--eval) adds up accuracy instead, and with
+--eval_interval_secs goes on to every newer checkpoint.
+"""
+
+import math
+import time
+
+import tensorflow as tf
+
+from tf_cnn_benchmarks import evaluation
+
+tf1 = tf.compat.v1
+
+
+class Interrupted(Exception):
+  status = 'interrupted'
+
+
+class StepLoop:
+
+  def __init__(self, params, rc, built, runner, times, reporter, stop,
+               result, checkpointer, evaluator=None, summaries=None):
+    self.params = params
+    self.rc = rc
+    self.built = built
+    self.runner = runner
+    self.times = times
+    self.reporter = reporter
+    self.stop = stop
+    self.result = result
+    self.checkpointer = checkpointer
+    self.evaluator = evaluator
+    self.summaries = summaries
+    self.with_accuracy = built.top_1_correct is not None
+    # Correct predictions and examples seen by the timed steps.
+    self.correct_1 = self.correct_5 = self.examples = 0
+
+  def check_stop(self):
+    if self.stop.signal_name:
+      raise Interrupted('stopped by %s' % self.stop.signal_name)
+
+  def warm_up(self):
+    self.reporter.line('Running warm up')
+    for _ in range(self.rc.num_warmup_batches):
+      self.check_stop()
+      self.times.add_warmup(self.runner.step().seconds)
+    self.reporter.line('Done warm up')
+
+  def run(self, sess, step_options):
+    """The timed loop; its wall time (evaluations excluded) goes to times."""
+    rc, times = self.rc, self.times
+    self.reporter.loss_name = self.params.loss_type_to_report
+    self.reporter.table_head(self.with_accuracy and rc.training)
+    # Summaries are labelled with the global step after their step (one
+    # increment per local step), read once here rather than raced for in
+    # the step's own run.
+    self._first_global_step = (int(sess.run(self.built.global_step))
+                               if self.summaries else None)
+    clock_start = time.perf_counter()
+    try:
+      for step in range(1, rc.num_batches + 1):
+        self.check_stop()
+        summary = self.summaries.fetch(step) if self.summaries else None
+        done = self.runner.step(
+            {'summary': summary} if summary is not None else None)
+        values = done.values
+        times.add(done.seconds, float(values['loss']))
+        self._after_step(sess, step, values)
+        if self.evaluator is not None and self.evaluator.due(step):
+          paused = time.perf_counter()
+          evaluated = self._evaluate(sess, step, step_options)
+          clock_start += time.perf_counter() - paused
+          if self.evaluator.reached_target(evaluated):
+            self.result.stopped_at_step = step
+            self.reporter.line(
+                'Stopping: top-1 accuracy %.4f reached '
+                '--stop_at_top_1_accuracy=%g after step %d.' % (
+                    evaluated.top_1_accuracy,
+                    self.params.stop_at_top_1_accuracy, step))
+            break
+    finally:
+      times.timed_wall_time = time.perf_counter() - clock_start
+
+  def _after_step(self, sess, step, values):
+    rc, result = self.rc, self.result
+    if result.diverged_at_step is None and not math.isfinite(values['loss']):
+      # Speed is still measured, but say once that the numbers being
+      # trained on are no longer numbers.
+      result.diverged_at_step = step
+      self.reporter.line('Warning: the loss is %s at step %d: training '
+                         'diverged. Try a lower --init_learning_rate.' % (
+                             values['loss'], step))
+    accuracy = None
+    if self.with_accuracy:
+      self.correct_1 += int(values['top_1'])
+      self.correct_5 += int(values['top_5'])
+      self.examples += rc.batch_size_per_worker
+      if rc.training:
+        accuracy = (values['top_1'] / rc.batch_size_per_worker,
+                    values['top_5'] / rc.batch_size_per_worker)
+    if step == 1 or step % self.params.display_every == 0:
+      self.reporter.step_row(step, self.times, values['loss'], accuracy)
+    if 'summary' in values:
+      self.summaries.write(values['summary'], self._first_global_step + step,
+                           self.times.mean_speed())
+    self.checkpointer.maybe_save(sess, step)
+
+  def _evaluate(self, sess, step, step_options):
+    evaluated = self.evaluator.run(sess, step, self.reporter, step_options)
+    self.result.evaluations.append(evaluated.as_dict())
+    if self.summaries is not None:
+      self.summaries.write_evaluation(evaluated)
+    return evaluated
+
+  def evaluation_of_timed_steps(self, global_step):
+    """--eval: the accuracy the timed steps added up (None: no examples)."""
+    if not self.examples:
+      return None
+    return evaluation.Evaluation(0, global_step,
+                                 self.correct_1 / self.examples,
+                                 self.correct_5 / self.examples,
+                                 self.examples)
+
+  def follow_checkpoints(self, sess, restore_newer):
+    """--eval_interval_secs: evaluate every newer checkpoint, until stopped.
+
+    ``restore_newer()`` restores the latest checkpoint if it is newer than
+    the last one evaluated and returns True, else False.
+    """
+    interval = self.params.eval_interval_secs
+    while True:
+      deadline = time.monotonic() + interval
+      while time.monotonic() < deadline:
+        self.check_stop()
+        time.sleep(min(0.2, interval))
+      if not restore_newer():
+        continue
+      self.correct_1 = self.correct_5 = self.examples = 0
+      for _ in range(self.rc.num_batches):
+        self.check_stop()
+        values = self.runner.step().values
+        self.correct_1 += int(values['top_1'])
+        self.correct_5 += int(values['top_5'])
+        self.examples += self.rc.batch_size_per_worker
+      evaluated = self.evaluation_of_timed_steps(
+          int(sess.run(self.built.global_step)))
+      self.reporter.line(evaluation.accuracy_line(evaluated))
+      self.result.evaluations.append(evaluated.as_dict())
+      if self.summaries is not None:
+        self.summaries.write_evaluation(evaluated)
