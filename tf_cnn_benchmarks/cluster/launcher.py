@@ -78,20 +78,13 @@ def free_ports(host, count):
       s.close()
 
 
-def _flag_value(argv, name, default):
-  """The last --name=value (or --name value) in argv, else default."""
-  value = default
-  for i, arg in enumerate(argv):
-    if arg.startswith('--%s=' % name):
-      value = arg.split('=', 1)[1]
-    elif arg == '--' + name and i + 1 < len(argv):
-      value = argv[i + 1]
-  return value
+def read_benchmark_flags(benchmark_flags):
+  """The flags after `--`, parsed as every task will parse them.
 
-
-def build_tasks(args, benchmark_flags, python=None):
-  """Task list with full command lines; UsageError for a bad combination."""
-  python = python or sys.executable
+  UsageError for a flag the launcher sets itself, or a flag that is bad on
+  its own. Checks across flags wait for build_tasks: they depend on each
+  task's place in the cluster.
+  """
   given = {a.split('=', 1)[0].lstrip('-') for a in benchmark_flags
            if a.startswith('--')}
   clash = sorted(given & set(_LAUNCHER_FLAGS))
@@ -100,14 +93,21 @@ def build_tasks(args, benchmark_flags, python=None):
         'The launcher sets %s for every task itself; remove %s from the '
         'benchmark flags.' % (', '.join('--' + f for f in _LAUNCHER_FLAGS),
                               ', '.join('--' + f for f in clash)))
-  name = _flag_value(benchmark_flags, 'variable_update',
-                     flags.SPECS_BY_NAME['variable_update'].default)
-  mode = modes.MODES.get(name)
+  return flags.parse_flag_values(['launch'] + list(benchmark_flags))
+
+
+def build_tasks(args, benchmark_flags, chosen, python=None):
+  """Task list with full command lines; UsageError for a bad combination.
+
+  ``chosen`` is read_benchmark_flags(benchmark_flags).
+  """
+  python = python or sys.executable
+  mode = modes.MODES.get(chosen.variable_update)
   if mode is None or not mode.runs_in_cluster:
     raise flags.UsageError(
         'The launcher runs a cluster: give --variable_update=one of %s '
         '(it was %s).' % (', '.join(modes.names(runs_in_cluster=True)),
-                          name))
+                          chosen.variable_update))
   num_ps = args.ps if args.ps is not None else int(mode.has_ps_tasks)
   if args.workers < 1 or num_ps < 0:
     raise flags.UsageError('--workers must be >= 1 and --ps >= 0.')
@@ -132,9 +132,9 @@ def build_tasks(args, benchmark_flags, python=None):
     # from the launcher rather than one per task.
     task_params, _ = flags.parse_command_line(['launch'] + task_flags)
     role = roles.resolve_role(task_params)
-    task = task_processes.Task(roles.task_label(job, index), job,
-                roles.task_address(role, job, index),
-                [python, '-m', 'tf_cnn_benchmarks.cli'] + task_flags)
+    task = task_processes.Task(
+        roles.task_label(job, index), job, roles.task_address(role, job, index),
+        [python, '-m', 'tf_cnn_benchmarks.cli'] + task_flags)
     task.lockstep = role.lockstep
     tasks.append(task)
   return tasks
@@ -155,14 +155,13 @@ def main(argv):
   except SystemExit as e:
     return exit_codes.USAGE if e.code else exit_codes.OK
   try:
-    tasks = build_tasks(args, benchmark_flags)
-    protocol = _flag_value(benchmark_flags, 'server_protocol', 'grpc')
-    if protocol != 'grpc':
+    chosen = read_benchmark_flags(benchmark_flags)
+    tasks = build_tasks(args, benchmark_flags, chosen)
+    if chosen.server_protocol != 'grpc':
       # One message here rather than one per task (loads TensorFlow).
-      verbosity = int(_flag_value(benchmark_flags, 'verbosity', '0'))
-      logs.configure_before_tensorflow(verbosity)
-      logs.import_tensorflow_quietly(verbosity)
-      server.check_protocol(protocol)
+      logs.configure_before_tensorflow(chosen.verbosity)
+      logs.import_tensorflow_quietly(chosen.verbosity)
+      server.check_protocol(chosen.server_protocol)
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
   launcher = task_processes.Supervisor(tasks)
