@@ -23,10 +23,11 @@ from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.cluster import peer_failures
 from tf_cnn_benchmarks.cluster import fault_injection
-from tf_cnn_benchmarks.cluster import launcher
+from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import progress_board
 from tf_cnn_benchmarks.cluster import reachability
 from tf_cnn_benchmarks.cluster import stall_report
+from tf_cnn_benchmarks.cluster import task_processes
 from tf_cnn_benchmarks.cluster import watchdog
 
 pytestmark = pytest.mark.timeout(120)
@@ -236,7 +237,7 @@ class _FakeProcess:
 
 
 def _task(label, code, exited_at, lines=()):
-  task = launcher.Task(label, label.rstrip('0123456789'), 'h:1', [])
+  task = task_processes.Task(label, label.rstrip('0123456789'), 'h:1', [])
   task.process = _FakeProcess(code)
   task.exited_at = exited_at
   task.lines = list(lines)
@@ -251,22 +252,22 @@ def test_launcher_follows_the_root_cause_line():
                                 'Hint: try --batch_size=1',
                                 'Root cause: worker1 (ResourceExhaustedError)']),
       _task('ps0', 0, 2.0)]
-  first = launcher.first_failure_of(tasks)
+  first = launch_summary.first_failure_of(tasks)
   assert first.label == 'worker1'
-  assert launcher.describe_first_failure(first) == [
+  assert launch_summary.describe_first_failure(first) == [
       'First failure: worker1: OOM when allocating',
       'Hint: try --batch_size=1']
-  assert launcher._exit_code(tasks) == exit_codes.RUN_FAILED  # pylint: disable=protected-access
+  assert launch_summary.exit_code(tasks) == exit_codes.RUN_FAILED
 
 
 def test_launcher_names_a_killed_task_and_exits_1():
   tasks = [_task('worker1', -signal.SIGKILL, 1.0),
            _task('worker0', 3, 5.0, ['Run stalled: ...'])]
-  first = launcher.first_failure_of(tasks)
+  first = launch_summary.first_failure_of(tasks)
   assert first.label == 'worker1'
-  assert launcher.describe_first_failure(first)[0].startswith(
+  assert launch_summary.describe_first_failure(first)[0].startswith(
       'First failure: worker1 was killed by SIGKILL')
-  assert launcher._exit_code(tasks) == exit_codes.RUN_FAILED  # pylint: disable=protected-access
+  assert launch_summary.exit_code(tasks) == exit_codes.RUN_FAILED
 
 
 # The watchdog bounds this task's own work (e.g. a checkpoint save).

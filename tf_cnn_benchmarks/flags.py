@@ -674,6 +674,16 @@ def parse_piecewise_schedule(text):
 
 def parse_command_line(argv, flag_values=None):
   """Parses argv into Params; raises UsageError with a readable message."""
+  flag_values = parse_flag_values(argv, flag_values)
+  return params_from_flags(flag_values), flag_values
+
+
+def parse_flag_values(argv, flag_values=None):
+  """Parses argv into absl flag values, each checked alone; UsageError if bad.
+
+  Checks across flags are Params' (validate); they depend on the process's
+  place in a cluster, which the launcher decides from these values.
+  """
   if flag_values is None:
     flag_values = absl_flags.FlagValues()
     define_flags(flag_values)
@@ -691,7 +701,7 @@ def parse_command_line(argv, flag_values=None):
         'Unexpected argument(s) %s: every setting is a --flag=value (e.g. '
         '--model=resnet50). Run with --help for the flags.' %
         ' '.join(leftover))
-  return params_from_flags(flag_values), flag_values
+  return flag_values
 
 
 def main_help_requested(argv):

@@ -151,19 +151,65 @@ def test_available_protocols_are_read_from_the_error():
   assert server.available_protocols(text) == ['grpc', 'grpc+verbs']
 
 
+def _launcher_tasks(launcher_args, benchmark_flags):
+  args = launcher.make_parser().parse_args(launcher_args)
+  chosen = launcher.read_benchmark_flags(benchmark_flags)
+  return launcher.build_tasks(args, benchmark_flags, chosen)
+
+
 def test_launcher_task_list():
-  args = launcher.make_parser().parse_args(['--workers', '2'])
-  tasks = launcher.build_tasks(args, ['--variable_update='
-                                      'distributed_all_reduce'])
+  tasks = _launcher_tasks(['--workers', '2'],
+                          ['--variable_update=distributed_all_reduce'])
   assert [t.label for t in tasks] == ['worker0', 'worker1', 'controller0']
   argv = tasks[2].argv
   assert '--job_name=controller' in argv and any(
       a.startswith('--controller_host=127.0.0.1:') for a in argv)
-  tasks = launcher.build_tasks(args, [])  # parameter_server: one ps
+  tasks = _launcher_tasks(['--workers', '2'], [])  # parameter_server: one ps
   assert [t.label for t in tasks] == ['ps0', 'worker0', 'worker1']
   assert len({t.address for t in tasks}) == 3
   with pytest.raises(flags.UsageError, match='remove --task_index'):
-    launcher.build_tasks(args, ['--task_index=1'])
+    launcher.read_benchmark_flags(['--task_index=1'])
+
+
+@pytest.mark.parametrize('given', [
+    ['--variable_update', 'distributed_all_reduce'],
+    ['-variable_update=distributed_all_reduce'],
+    ['--flagfile={flagfile}']])
+def test_launcher_reads_the_mode_as_the_tasks_will(given, tmp_path):
+  # Every form absl accepts, so the cluster is the one the tasks expect.
+  flagfile = tmp_path / 'flags'
+  flagfile.write_text('--variable_update=distributed_all_reduce\n')
+  given = [g.format(flagfile=flagfile) for g in given]
+  tasks = _launcher_tasks(['--workers', '1'], given)
+  assert [t.label for t in tasks] == ['worker0', 'controller0']
+
+
+def test_launcher_checks_the_protocol_once_with_the_tasks_verbosity(
+    monkeypatch, capsys):
+  seen = {}
+
+  def check_protocol(protocol):
+    seen['protocol'] = protocol
+    raise flags.UsageError('no server for --server_protocol=%s' % protocol)
+
+  monkeypatch.setattr(launcher.logs, 'configure_before_tensorflow',
+                      lambda verbosity: seen.setdefault('verbosity', verbosity))
+  monkeypatch.setattr(launcher.logs, 'import_tensorflow_quietly',
+                      lambda verbosity: None)
+  monkeypatch.setattr(launcher.server, 'check_protocol', check_protocol)
+  code = launcher.main(['launch', '--', '--server_protocol', 'grpc+verbs',
+                        '--verbosity', '2'])
+  assert code == exit_codes.USAGE
+  assert seen == {'protocol': 'grpc+verbs', 'verbosity': 2}
+  assert capsys.readouterr().err == (
+      'Error: no server for --server_protocol=grpc+verbs\n')
+
+
+def test_launcher_bad_benchmark_flag_is_one_usage_error(capsys):
+  code = launcher.main(['launch', '--', '--num_batches=many'])
+  assert code == exit_codes.USAGE
+  err = capsys.readouterr().err.splitlines()
+  assert len(err) == 1 and err[0].startswith('Error: flag --num_batches'), err
 
 
 def _cli(*args, timeout=120):

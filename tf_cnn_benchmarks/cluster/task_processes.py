@@ -1,0 +1,199 @@
+"""The launcher's child processes: start them, relay their output, wait, stop.
+
+Teardown is unconditional: on success, failure, Ctrl-C or SIGTERM every
+child is stopped (SIGTERM to its process group, SIGKILL after a grace
+period), and each child is also tied to the launcher's life by
+PR_SET_PDEATHSIG, so even a SIGKILLed launcher leaves no orphans on Linux.
+"""
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from tf_cnn_benchmarks.cluster import launch_summary
+from tf_cnn_benchmarks.cluster import roles
+
+# After the first task fails, the others get this long to finish by
+# themselves (a synchronous peer may be blocked) before being stopped.
+FAILURE_GRACE_SECONDS = 10.0
+# SIGTERM, then this long, then SIGKILL.
+KILL_GRACE_SECONDS = 5.0
+
+
+class Task:
+  """One child process and what it printed."""
+
+  def __init__(self, label, job, address, argv):
+    self.label = label
+    self.job = job
+    self.address = address
+    self.argv = argv
+    self.process = None
+    self.lines = []
+    self.reader = None
+    self.stopped_by_launcher = False
+    # When the launcher first saw it exited (time.monotonic()).
+    self.exited_at = None
+    # Does every step need every worker (role.lockstep)?
+    self.lockstep = True
+
+  @property
+  def trains(self):
+    return self.job in (roles.WORKER, roles.CONTROLLER)
+
+  def returncode(self):
+    code = self.process.poll() if self.process else None
+    if code is not None and self.exited_at is None:
+      self.exited_at = time.monotonic()
+    return code
+
+  def failed(self):
+    """Exited with an error of its own (not stopped by the launcher)."""
+    code = self.returncode()
+    return code not in (None, 0) and not self.stopped_by_launcher
+
+  def exit_description(self):
+    code = self.returncode()
+    if code is not None and code < 0:
+      return 'killed by %s' % signal.Signals(-code).name
+    return 'exit %s' % code
+
+
+def _die_with_parent():
+  """Runs in the child before exec: SIGKILL it when the launcher dies."""
+  try:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+  except (OSError, AttributeError):
+    pass
+
+
+def _child_env():
+  env = dict(os.environ)
+  # The task imports this package even when it is not installed.
+  package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  env['PYTHONPATH'] = os.pathsep.join(
+      [package_root] + [p for p in env.get('PYTHONPATH', '').split(
+          os.pathsep) if p])
+  env['PYTHONUNBUFFERED'] = '1'
+  return env
+
+
+class Supervisor:
+  """Runs the tasks as children until the run ends, then stops them all."""
+
+  def __init__(self, tasks, out=None):
+    self.tasks = tasks
+    self.out = out or sys.stdout
+    self.lock = threading.Lock()
+    self.stop_signal = None
+
+  def say(self, text):
+    with self.lock:
+      self.out.write('[launch] %s\n' % text)
+      self.out.flush()
+
+  def _pump(self, task):
+    for raw in task.process.stdout:
+      line = raw.decode(errors='replace').rstrip('\n')
+      task.lines.append(line)
+      with self.lock:
+        try:
+          self.out.write('[%s] %s\n' % (task.label, line))
+          self.out.flush()
+        except (OSError, ValueError):
+          # Our own output is gone (e.g. a closed pipe): keep draining the
+          # task's, or it would block on a full pipe.
+          pass
+
+  def start(self):
+    env = _child_env()
+    for task in self.tasks:
+      task.process = subprocess.Popen(
+          task.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+          stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+          preexec_fn=_die_with_parent)
+    # Readers start after every fork: forking with threads running is what
+    # preexec_fn must not do.
+    for task in self.tasks:
+      task.reader = threading.Thread(target=self._pump, args=(task,),
+                                     daemon=True)
+      task.reader.start()
+
+  def handle_signal(self, signum, frame):
+    del frame
+    self.stop_signal = signal.Signals(signum).name
+
+  def wait(self, ps_exit_grace, timeout):
+    """Waits for the run to end; returns a reason when it had to stop it."""
+    started = time.monotonic()
+    first_failure = None
+    trainers_done_at = None
+    while True:
+      if self.stop_signal:
+        return 'stopped by %s' % self.stop_signal
+      now = time.monotonic()
+      if timeout and now - started > timeout:
+        return '--timeout of %.0f s reached' % timeout
+      codes = {t.label: t.returncode() for t in self.tasks}
+      if all(c is not None for c in codes.values()):
+        return None
+      if first_failure is None and self._cluster_cannot_go_on():
+        first_failure = now
+        first = launch_summary.first_failure_of(self.tasks)
+        self.say('%s failed first (%s); the others get %.0f s to finish' % (
+            first.label, first.exit_description(), FAILURE_GRACE_SECONDS))
+      if first_failure is not None and (
+          now - first_failure > FAILURE_GRACE_SECONDS):
+        return 'a task failed; stopping the others'
+      trainers = [t for t in self.tasks if t.trains]
+      if trainers_done_at is None and all(
+          t.returncode() is not None for t in trainers):
+        trainers_done_at = now
+      if trainers_done_at is not None and (
+          now - trainers_done_at > ps_exit_grace):
+        return ('serving task(s) still running %.0f s after training '
+                'ended' % ps_exit_grace)
+      time.sleep(0.1)
+
+  def _cluster_cannot_go_on(self):
+    """Has a task failed that the others cannot train without?
+
+    Asynchronous parameter-server training carries on without a worker
+    (the survivors report it and finish); anything else needs every task.
+    """
+    if all(t.returncode() is not None for t in self.tasks if t.trains):
+      return False  # Training is over; the serving tasks just leave.
+    failed = [t for t in self.tasks if t.failed()]
+    return any(t.lockstep or t.job != roles.WORKER for t in failed)
+
+  def teardown(self):
+    """Stops every child still running: SIGTERM, grace, SIGKILL."""
+    running = [t for t in self.tasks if t.process and t.returncode() is None]
+    for task in running:
+      task.stopped_by_launcher = True
+      _kill_group(task.process, signal.SIGTERM)
+    deadline = time.monotonic() + KILL_GRACE_SECONDS
+    for task in running:
+      try:
+        task.process.wait(max(0.0, deadline - time.monotonic()))
+      except subprocess.TimeoutExpired:
+        pass
+    for task in running:
+      if task.returncode() is None:
+        _kill_group(task.process, signal.SIGKILL)
+        task.process.wait()
+    for task in self.tasks:
+      if task.reader:
+        task.reader.join(timeout=2)
+
+
+def _kill_group(process, sig):
+  try:
+    os.killpg(process.pid, sig)
+  except (ProcessLookupError, PermissionError):
+    pass
