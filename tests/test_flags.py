@@ -8,6 +8,7 @@ import pytest
 
 from tests.driver_helpers import run_cli
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks import flags
 
 
@@ -93,10 +94,10 @@ def test_help_groups_flags_by_theme():
   out = run_cli('--help')
   assert out.returncode == 0
   text = out.stdout
-  positions = [text.index(theme + ':') for theme in flags.THEMES]
+  positions = [text.index(theme + ':') for theme in flag_specs.THEMES]
   assert positions == sorted(positions)
-  model_section = text[text.index(flags.MODEL + ':'):text.index(
-      flags.BATCH + ':')]
+  model_section = text[text.index(flag_specs.MODEL + ':'):text.index(
+      flag_specs.BATCH + ':')]
   assert '--model' in model_section and '--batch_size' not in model_section
 
 
@@ -108,4 +109,4 @@ def test_installed_command_runs_like_the_script():
                 '`make test`, which installs it)')
   out = subprocess.run([command, '--help'], capture_output=True, text=True,
                        timeout=60)
-  assert out.returncode == 0 and flags.MODEL + ':' in out.stdout
+  assert out.returncode == 0 and flag_specs.MODEL + ':' in out.stdout
