@@ -4,10 +4,12 @@ import os
 import subprocess
 import sys
 
+from absl import flags as absl_flags
 import pytest
 
 from tests.driver_helpers import run_cli
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks import flags
 
 
@@ -71,6 +73,62 @@ def test_bad_flags_are_usage_errors(args, phrase):
   assert phrase in str(e.value)
 
 
+# What absl calls each kind of flag the table names.
+_ABSL_FLAG_TYPE = {'string': 'string', 'boolean': 'bool', 'integer': 'int',
+                   'float': 'float', 'enum': 'string enum'}
+
+
+def _command_line_value(spec, value):
+  if spec.kind == 'boolean':
+    return '--%s' % spec.name if value else '--no%s' % spec.name
+  return '--%s=%s' % (spec.name, value)
+
+
+def _another_value(spec):
+  """A value of the flag's kind, within its bounds, other than its default."""
+  if spec.kind == 'boolean':
+    return not spec.default
+  if spec.kind in ('integer', 'float'):
+    return (spec.default or 0) + (1 if spec.kind == 'integer' else 0.5)
+  if spec.kind == 'enum':
+    return next(v for v in spec.enum_values if v != spec.default)
+  return 'x' + (spec.default or '')
+
+
+def test_every_original_flag_is_in_the_table():
+  assert len(flag_specs.REFUSED_SPECS) == 24
+  assert all(s.theme == flag_specs.REFUSED for s in flag_specs.REFUSED_SPECS)
+  assert not [s for s in flag_specs.FLAG_SPECS
+              if s.refused and s.theme != flag_specs.REFUSED]
+
+
+@pytest.mark.parametrize('spec', flag_specs.REFUSED_SPECS,
+                         ids=lambda s: s.name)
+def test_refused_flag_parses_at_its_default_only(spec):
+  fv = absl_flags.FlagValues()
+  flags.define_flags(fv)
+  assert fv[spec.name].flag_type() == _ABSL_FLAG_TYPE[spec.kind]
+  assert getattr(parse(), spec.name) == spec.default
+  if spec.default is not None:
+    given = parse(_command_line_value(spec, spec.default))
+    assert getattr(given, spec.name) == spec.default
+  with pytest.raises(flags.UsageError) as e:
+    parse(_command_line_value(spec, _another_value(spec)))
+  assert str(e.value).startswith('--%s is a flag of the original' % spec.name)
+  assert '(%s)' % spec.refused in str(e.value)
+  with pytest.raises(flags.UsageError):
+    flags.make_params(**{spec.name: _another_value(spec)})
+
+
+def test_every_absl_flag_has_its_specs_kind_and_default():
+  fv = absl_flags.FlagValues()
+  flags.define_flags(fv)
+  for spec in flag_specs.FLAG_SPECS:
+    assert fv[spec.name].flag_type() == _ABSL_FLAG_TYPE[spec.kind], spec.name
+    assert fv[spec.name].default == spec.default, spec.name
+  assert set(fv) == set(flags.SPECS_BY_NAME)
+
+
 def test_cli_usage_error_is_one_paragraph_and_exit_2():
   out = run_cli('--optimizer=adagrad')
   assert out.returncode == exit_codes.USAGE
@@ -93,11 +151,16 @@ def test_help_groups_flags_by_theme():
   out = run_cli('--help')
   assert out.returncode == 0
   text = out.stdout
-  positions = [text.index(theme + ':') for theme in flags.THEMES]
+  themes = flag_specs.THEMES + (flag_specs.REFUSED,)
+  positions = [text.index(theme + ':') for theme in themes]
   assert positions == sorted(positions)
-  model_section = text[text.index(flags.MODEL + ':'):text.index(
-      flags.BATCH + ':')]
+  model_section = text[text.index(flag_specs.MODEL + ':'):text.index(
+      flag_specs.BATCH + ':')]
   assert '--model' in model_section and '--batch_size' not in model_section
+  refused_section = text[text.index(flag_specs.REFUSED + ':'):]
+  for spec in flag_specs.REFUSED_SPECS:
+    assert '--%s ' % spec.name in refused_section
+  assert 'Not implemented: barriers are built in.' in refused_section
 
 
 def test_installed_command_runs_like_the_script():
@@ -108,4 +171,4 @@ def test_installed_command_runs_like_the_script():
                 '`make test`, which installs it)')
   out = subprocess.run([command, '--help'], capture_output=True, text=True,
                        timeout=60)
-  assert out.returncode == 0 and flags.MODEL + ':' in out.stdout
+  assert out.returncode == 0 and flag_specs.MODEL + ':' in out.stdout

@@ -16,9 +16,19 @@ def test_statistics_match_the_original_definitions():
   mean = sum(speeds) / 4
   sd = math.sqrt(sum((s - mean) ** 2 for s in speeds) / 4)
   assert t.speed_uncertainty() == pytest.approx(sd / 2)
-  # median 128; |deviations| = 0, 0, 64, 128 -> median 32.
-  assert t.jitter() == pytest.approx(1.4826 * 32)
+  # median 128; |deviations| = 0, 0, 64, 128 -> median 32. The tight
+  # tolerance tells the original's 1.4826 from scipy's 1.482602...
+  assert t.jitter() == pytest.approx(1.4826 * 32, rel=1e-9)
   assert t.median_step_time() == pytest.approx(0.5)
+
+
+def test_jitter_of_an_odd_count_ignores_one_outlier():
+  t = timing.StepTimes(images_per_step=100)
+  for seconds in (1.0, 0.5, 0.25, 0.2, 0.001):
+    t.add(seconds)
+  # speeds 100, 200, 400, 500, 100000: median 400; |deviations| 300, 200,
+  # 0, 100, 99600 -> median 200.
+  assert t.jitter() == pytest.approx(1.4826 * 200, rel=1e-9)
 
 
 def test_total_counts_the_whole_loop_and_every_worker():

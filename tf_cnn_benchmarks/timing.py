@@ -15,6 +15,10 @@ Definitions follow the original tool (scripts parse them):
 import math
 import statistics
 
+from scipy import stats
+
+# The original's rounded constant, not scipy's scale='normal' (1/Phi^-1(3/4)
+# = 1.482602...): the console's jitter must match the original's digits.
 MAD_TO_STDDEV = 1.4826
 
 
@@ -57,8 +61,7 @@ class StepTimes:
     speeds = self.speeds()
     if len(speeds) < 2:
       return 0.0
-    med = statistics.median(speeds)
-    return MAD_TO_STDDEV * statistics.median(abs(s - med) for s in speeds)
+    return float(stats.median_abs_deviation(speeds)) * MAD_TO_STDDEV
 
   def median_step_time(self):
     return statistics.median(self.timed) if self.timed else None

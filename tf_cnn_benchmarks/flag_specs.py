@@ -1,0 +1,357 @@
+"""The table of every command-line flag, grouped by theme.
+
+Flag names and defaults are the original tool's (users' scripts type them);
+the harness's own additions are in the last theme, and the original's flags
+this harness refuses are in a theme of their own. A row is everything about
+its flag: flags.py defines the absl flags from it, fills ``make_params``
+defaults from it and refuses from it.
+
+No TensorFlow here: flags are parsed before TensorFlow loads.
+"""
+
+import dataclasses
+from typing import Any, Optional, Sequence
+
+from tf_cnn_benchmarks.variable_update import modes
+
+
+@dataclasses.dataclass(frozen=True)
+class FlagSpec:
+  theme: str
+  name: str
+  kind: str  # string | integer | float | boolean | enum | list
+  default: Any
+  help: str
+  enum_values: Optional[Sequence[str]] = None
+  lower_bound: Optional[float] = None
+  upper_bound: Optional[float] = None
+  # Why the harness refuses this original flag; None for a flag it runs.
+  refused: Optional[str] = None
+
+
+MODEL = 'Model & run mode'
+BATCH = 'Batch size, run length & console reporting'
+DEVICES = 'Devices & threading'
+DATA = 'Input data & preprocessing'
+OPTIMIZER = 'Optimizer, learning rate & loss'
+VARIABLES = 'Variable management & gradient aggregation'
+CLUSTER = 'Distributed (multi-process / multi-host)'
+PRECISION = 'Precision, compilation & graph options'
+CHECKPOINTS = 'Checkpoints'
+DEBUG = 'Debugging & profiling'
+HARNESS = 'Results, logging & fault handling (this harness)'
+
+THEMES = (MODEL, BATCH, DEVICES, DATA, OPTIMIZER, VARIABLES, CLUSTER,
+          PRECISION, CHECKPOINTS, DEBUG, HARNESS)
+
+# What each mode is, and where it runs: variable_update/modes.py.
+VARIABLE_UPDATES = tuple(modes.MODES) + ('horovod',)
+# Protocols TensorFlow servers have had; which ones this build has is
+# checked at start-up (cluster.check_protocol).
+SERVER_PROTOCOLS = ('grpc', 'grpc+verbs', 'grpc+mpi', 'grpc+gdr')
+
+# Not in THEMES: --help lists it last, after every theme that runs.
+REFUSED = 'Original flags not implemented (accepted at their defaults)'
+
+
+def _refused(name, kind, default, reason, **kw):
+  """An original flag that still parses, so a pasted command line gets the
+  reason instead of "unknown flag"; only a non-default value is an error."""
+  return FlagSpec(REFUSED, name, kind, default, 'Not implemented: %s.' % reason,
+                  refused=reason, **kw)
+
+
+_S = FlagSpec
+FLAG_SPECS = (
+    # -- model & mode
+    _S(MODEL, 'model', 'string', 'trivial',
+       'Name of the model to run (see --list_models).'),
+    _S(MODEL, 'eval', 'boolean', False,
+       'Evaluate the latest checkpoint in --train_dir instead of training.'),
+    _S(MODEL, 'forward_only', 'boolean', False,
+       'Run only the forward pass (inference throughput), no gradients.'),
+    _S(MODEL, 'print_training_accuracy', 'boolean', False,
+       'Add top-1/top-5 training accuracy columns to the step lines.'),
+    _S(MODEL, 'list_models', 'boolean', False,
+       'Print the registered models per dataset and exit.'),
+    _S(MODEL, 'eval_during_training_every_n_steps', 'integer', None,
+       'Evaluate on the validation split every N timed training steps (and '
+       'after the last one); training pauses meanwhile and the timed '
+       'loop\'s clock stops.', lower_bound=1),
+    _S(MODEL, 'eval_during_training_every_n_epochs', 'float', None,
+       'Evaluate every N epochs of training (and after the last step).',
+       lower_bound=0),
+    _S(MODEL, 'eval_during_training_at_specified_steps', 'list', [],
+       'Evaluate after these timed steps, e.g. 100,500 (and after the last '
+       'one).'),
+    _S(MODEL, 'eval_during_training_at_specified_epochs', 'list', [],
+       'Evaluate after these epochs of training, e.g. 0.5,1 (and after the '
+       'last step).'),
+    _S(MODEL, 'stop_at_top_1_accuracy', 'float', None,
+       'End training after an evaluation during training reaches this '
+       'top-1 accuracy (0..1).', lower_bound=0, upper_bound=1),
+    _S(MODEL, 'eval_interval_secs', 'integer', 0,
+       'With --eval: after the latest checkpoint, evaluate every newer one '
+       'that appears in --train_dir, checking this often, until stopped '
+       '(SIGINT/SIGTERM). 0: evaluate once.', lower_bound=0),
+    _S(MODEL, 'collect_eval_results_async', 'boolean', False,
+       'Post-process evaluation results in a separate process. Only the '
+       'original\'s SSD model post-processed them; no model here does, so '
+       'this changes nothing (accepted for old command lines).'),
+    # -- batch & reporting
+    _S(BATCH, 'batch_size', 'integer', 0,
+       'Batch size per device (tower); 0 means the model\'s default.',
+       lower_bound=0),
+    _S(BATCH, 'eval_batch_size', 'integer', 0,
+       'Per-device batch size for --eval; 0 means --batch_size.',
+       lower_bound=0),
+    _S(BATCH, 'batch_group_size', 'integer', 1,
+       'Number of steps run per session.run call (amortises call overhead). '
+       'Step and warm-up counts are rounded up to whole groups; each step '
+       'is recorded with its group\'s wall time / N and its own loss. '
+       'Single process only.', lower_bound=1),
+    _S(BATCH, 'num_batches', 'integer', None,
+       'Number of timed steps; default 100 unless --num_epochs is given.',
+       lower_bound=1),
+    _S(BATCH, 'num_eval_batches', 'integer', None,
+       'Number of eval steps; default --num_batches.', lower_bound=1),
+    _S(BATCH, 'num_epochs', 'float', None,
+       'Run length in epochs of the dataset (excludes --num_batches).',
+       lower_bound=0),
+    _S(BATCH, 'num_eval_epochs', 'float', None,
+       'Eval length in epochs of the validation set.', lower_bound=0),
+    _S(BATCH, 'num_warmup_batches', 'integer', None,
+       'Untimed steps before timing starts; default 10.', lower_bound=0),
+    _S(BATCH, 'display_every', 'integer', 10,
+       'Print a step line every this many timed steps.', lower_bound=1),
+    _S(BATCH, 'loss_type_to_report', 'enum', 'total_loss',
+       'Loss printed on step lines: with weight decay (total_loss) or '
+       'without (base_loss).', enum_values=('base_loss', 'total_loss')),
+    # -- devices
+    _S(DEVICES, 'device', 'enum', 'gpu',
+       'Device of the towers. Without a visible GPU the run uses the CPU '
+       '(and says so).', enum_values=('cpu', 'gpu', 'CPU', 'GPU')),
+    _S(DEVICES, 'num_gpus', 'integer', 1,
+       'Number of towers (devices) per worker. With --device=cpu this many '
+       'virtual CPU devices are created, so multi-tower graphs are real.',
+       lower_bound=1),
+    _S(DEVICES, 'data_format', 'enum', None,
+       'Activation layout. Default NCHW on GPU, NHWC on CPU.',
+       enum_values=('NHWC', 'NCHW')),
+    _S(DEVICES, 'local_parameter_device', 'enum', 'gpu',
+       'Where parameter_server mode keeps variables in a single process '
+       '(falls back to cpu without a GPU).',
+       enum_values=('cpu', 'gpu', 'CPU', 'GPU')),
+    _S(DEVICES, 'num_intra_threads', 'integer', None,
+       'Threads inside one op; default: TensorFlow decides.', lower_bound=0),
+    _S(DEVICES, 'num_inter_threads', 'integer', 0,
+       'Ops run in parallel; 0 lets TensorFlow decide.', lower_bound=0),
+    # -- data
+    _S(DATA, 'data_dir', 'string', None,
+       'Folder of the dataset; without it the run uses synthetic data.'),
+    _S(DATA, 'data_name', 'enum', None,
+       'Dataset: imagenet or cifar10. Default: from the model (imagenet '
+       'unless only a CIFAR-10 form exists).',
+       enum_values=('imagenet', 'cifar10')),
+    _S(DATA, 'resize_method', 'enum', 'bilinear',
+       'Image resize method for real data.',
+       enum_values=('bilinear', 'nearest', 'bicubic', 'area')),
+    _S(DATA, 'distortions', 'boolean', False,
+       'Add colour distortions to training images.'),
+    _S(DATA, 'fuse_decode_and_crop', 'boolean', True,
+       'Decode only the cropped window of each JPEG.'),
+    _S(DATA, 'datasets_use_prefetch', 'boolean', True,
+       'Prefetch input batches.'),
+    _S(DATA, 'datasets_prefetch_buffer_size', 'integer', 1,
+       'Batches to prefetch per tower.', lower_bound=1),
+    _S(DATA, 'datasets_num_private_threads', 'integer', None,
+       'A private thread pool of this size for the input pipeline.',
+       lower_bound=1),
+    _S(DATA, 'datasets_use_caching', 'boolean', False,
+       'Cache decoded records in memory after the first epoch.'),
+    _S(DATA, 'datasets_parallel_interleave_cycle_length', 'integer', None,
+       'Shards read in parallel; default: AUTOTUNE.', lower_bound=1),
+    _S(DATA, 'input_only', 'boolean', False,
+       'Measure the input pipeline alone: images/sec with no model.'),
+    # -- optimizer
+    _S(OPTIMIZER, 'optimizer', 'enum', 'sgd',
+       'Optimizer (momentum is Nesterov momentum, as in the original).',
+       enum_values=('momentum', 'sgd', 'rmsprop', 'adam')),
+    _S(OPTIMIZER, 'init_learning_rate', 'float', None,
+       'Initial learning rate; default: the model\'s.', lower_bound=0),
+    _S(OPTIMIZER, 'piecewise_learning_rate_schedule', 'string', None,
+       'Learning rates and epoch boundaries: "r0;e1;r1;e2;r2" uses r0 '
+       'until epoch e1, then r1 until e2, then r2.'),
+    _S(OPTIMIZER, 'num_epochs_per_decay', 'float', 0,
+       'Epochs between exponential decays (with --learning_rate_decay_factor).',
+       lower_bound=0),
+    _S(OPTIMIZER, 'learning_rate_decay_factor', 'float', 0,
+       'Factor of each exponential decay.', lower_bound=0),
+    _S(OPTIMIZER, 'num_learning_rate_warmup_epochs', 'float', 0,
+       'Linear learning-rate warm-up length in epochs.', lower_bound=0),
+    _S(OPTIMIZER, 'minimum_learning_rate', 'float', 0,
+       'Lower bound of the decayed learning rate.', lower_bound=0),
+    _S(OPTIMIZER, 'momentum', 'float', 0.9, 'Momentum (momentum optimizer).'),
+    _S(OPTIMIZER, 'rmsprop_decay', 'float', 0.9, 'RMSProp decay.'),
+    _S(OPTIMIZER, 'rmsprop_momentum', 'float', 0.9, 'RMSProp momentum.'),
+    _S(OPTIMIZER, 'rmsprop_epsilon', 'float', 1.0, 'RMSProp epsilon.'),
+    _S(OPTIMIZER, 'adam_beta1', 'float', 0.9, 'Adam beta1.'),
+    _S(OPTIMIZER, 'adam_beta2', 'float', 0.999, 'Adam beta2.'),
+    _S(OPTIMIZER, 'adam_epsilon', 'float', 1e-8, 'Adam epsilon.'),
+    _S(OPTIMIZER, 'gradient_clip', 'float', None,
+       'Clip each gradient to this norm.', lower_bound=0),
+    _S(OPTIMIZER, 'weight_decay', 'float', 4e-5,
+       'L2 weight decay (batch-norm parameters excluded).', lower_bound=0),
+    # -- variables
+    _S(VARIABLES, 'variable_update', 'enum', 'parameter_server',
+       'How variables are placed and gradients combined.',
+       enum_values=VARIABLE_UPDATES),
+    _S(VARIABLES, 'all_reduce_spec', 'enum', None,
+       'In-graph gradient reduction for replicated mode: "spread" (each '
+       'gradient summed on a tower chosen round-robin, the default) or '
+       '"pscpu" (every gradient summed on the CPU).',
+       enum_values=('spread', 'pscpu')),
+    # -- cluster
+    _S(CLUSTER, 'job_name', 'enum', '',
+       'This task\'s job in a cluster; empty for a single process.',
+       enum_values=('ps', 'worker', 'controller', '')),
+    _S(CLUSTER, 'ps_hosts', 'string', '',
+       'Comma-separated host:port of the parameter-server tasks.'),
+    _S(CLUSTER, 'worker_hosts', 'string', '',
+       'Comma-separated host:port of the worker tasks.'),
+    _S(CLUSTER, 'controller_host', 'string', None,
+       'host:port of the controller (distributed_all_reduce).'),
+    _S(CLUSTER, 'task_index', 'integer', 0, 'Index of this task in its job.',
+       lower_bound=0),
+    _S(CLUSTER, 'server_protocol', 'string', 'grpc',
+       'Protocol of the TensorFlow servers (grpc; grpc+verbs etc. need a '
+       'TensorFlow build that has them).'),
+    _S(CLUSTER, 'cross_replica_sync', 'boolean', True,
+       'Synchronous training across workers (False: asynchronous).'),
+    _S(CLUSTER, 'cluster_spec', 'string', None,
+       'A JSON file describing the cluster instead of --ps_hosts/'
+       '--worker_hosts/--controller_host: {"ps": [...], "worker": [...]}, '
+       'or the TF_CONFIG form {"cluster": {...}, "task": {"type": ..., '
+       '"index": ...}} (whose task sets --job_name/--task_index).'),
+    # -- precision
+    _S(PRECISION, 'use_fp16', 'boolean', False,
+       'Half-precision compute with float32 master weights: float16 on GPU, '
+       'bfloat16 on CPU.'),
+    _S(PRECISION, 'xla_compile', 'boolean', False,
+       'Compile the model with XLA.'),
+    _S(PRECISION, 'xla', 'boolean', False,
+       'Same as --xla_compile (the original\'s auto-clustering switch).'),
+    _S(PRECISION, 'tf_random_seed', 'integer', 1234,
+       'Seed of every random op, so two runs (and two variable_update modes) '
+       'start from the same weights and data.'),
+    # -- checkpoints
+    _S(CHECKPOINTS, 'train_dir', 'string', None,
+       'Folder for checkpoints: restored from when present, saved to at the '
+       'end and per --save_model_steps/--save_model_secs; --eval reads it.'),
+    _S(CHECKPOINTS, 'save_model_secs', 'integer', 0,
+       'Save a checkpoint every this many seconds (0: off).', lower_bound=0),
+    _S(CHECKPOINTS, 'save_model_steps', 'integer', None,
+       'Save a checkpoint every this many steps.', lower_bound=1),
+    _S(CHECKPOINTS, 'max_ckpts_to_keep', 'integer', 5,
+       'Checkpoints kept in --train_dir.', lower_bound=1),
+    _S(CHECKPOINTS, 'summary_verbosity', 'integer', 0,
+       'TensorBoard summaries in --train_dir: 0 none; 1 loss, learning rate '
+       'and images/sec; 2 also the gradients\' global norm; 3 also '
+       'histograms of every variable and its gradient. With --eval: '
+       'accuracies in --eval_dir.', lower_bound=0, upper_bound=3),
+    _S(CHECKPOINTS, 'save_summaries_steps', 'integer', 0,
+       'Write summaries every this many timed steps (needed with '
+       '--summary_verbosity >= 1 when training).', lower_bound=0),
+    _S(CHECKPOINTS, 'eval_dir', 'string', '/tmp/tf_cnn_benchmarks/eval',
+       'Where --eval writes its accuracy summaries (with '
+       '--summary_verbosity >= 1).'),
+    # -- debugging
+    _S(DEBUG, 'trace_file', 'string', '',
+       'Write a Chrome trace of one extra (untimed) step to this file.'),
+    _S(DEBUG, 'use_chrome_trace_format', 'boolean', True,
+       'Trace in Chrome trace format (the only format supported).'),
+    _S(DEBUG, 'graph_file', 'string', None,
+       'Write the training graph (GraphDef text) to this file.'),
+    # -- ours
+    _S(HARNESS, 'result_dir', 'string', 'results/runs',
+       'Folder for the machine-readable JSON record of this run ("" = none).'),
+    _S(HARNESS, 'label', 'string', '',
+       'Free-text label stored in the run record, to group runs by.'),
+    _S(HARNESS, 'verbosity', 'integer', 0,
+       '0: the report only; 1: TensorFlow warnings too; 2: everything '
+       'TensorFlow logs (device creation, INFO).', lower_bound=0,
+       upper_bound=2),
+    _S(HARNESS, 'cluster_run_id', 'string', '',
+       'Id shared by every task of one cluster run, stored in each task\'s '
+       'run record (the launcher sets it).'),
+    _S(HARNESS, 'startup_timeout', 'float', 300,
+       'Seconds to wait for cluster peers at start-up (their ports, the '
+       'session, the start barrier) before failing with exit code 4, naming '
+       'them.', lower_bound=0),
+    _S(HARNESS, 'stall_timeout', 'float', 300,
+       'Seconds without a completed step anywhere in the cluster before '
+       'every task prints a stall report (0: no stall detection).',
+       lower_bound=0),
+    _S(HARNESS, 'stall_shutdown_timeout', 'float', 60,
+       'Seconds after a stall report before a task still stuck exits with '
+       'code 3 (4 when a peer is unreachable); 0: report only.',
+       lower_bound=0),
+    _S(HARNESS, 'peak_gflops', 'float', None,
+       'This machine\'s peak GFLOP/s for the model FLOP utilisation line. '
+       'Default: measured once (a few seconds) per host, TensorFlow version '
+       'and compute dtype, then cached in ~/.cache/tf_cnn_benchmarks/.',
+       lower_bound=0),
+    _S(HARNESS, 'measure_peak', 'boolean', False,
+       'Measure the peak GFLOP/s again after the run and refresh the cache '
+       '(e.g. after measuring it on a busy machine).'),
+    # -- the original's flags this harness refuses; kinds and defaults are
+    # the original's, so its command lines parse the same way
+    _refused('trt_mode', 'enum', '',
+             'TensorRT inference is GPU-only and not implemented',
+             enum_values=('', 'FP32', 'FP16', 'INT8')),
+    _refused('gpu_thread_mode', 'string', 'gpu_private',
+             'GPU thread tuning does not apply (no GPU runtime)'),
+    _refused('per_gpu_thread_count', 'integer', 0,
+             'GPU thread tuning does not apply'),
+    _refused('gpu_memory_frac_for_testing', 'float', 0.0,
+             'GPU memory tuning does not apply', lower_bound=0),
+    _refused('allow_growth', 'boolean', None,
+             'GPU memory tuning does not apply'),
+    _refused('use_unified_memory', 'boolean', None,
+             'GPU memory tuning does not apply'),
+    _refused('force_gpu_compatible', 'boolean', False,
+             'GPU memory tuning does not apply'),
+    _refused('gpu_indices', 'string', '',
+             'GPU selection is done with CUDA_VISIBLE_DEVICES'),
+    _refused('use_numa_affinity', 'boolean', False,
+             'NUMA binding is not implemented'),
+    _refused('mkl', 'boolean', False,
+             'oneDNN (formerly MKL) is always on in TensorFlow 2.x CPU wheels'),
+    _refused('fp16_loss_scale', 'float', None,
+             'loss scaling is not needed for bfloat16 on CPU'),
+    _refused('fp16_vars', 'boolean', False,
+             'variables are always float32 master copies'),
+    _refused('tfprof_file', 'string', None,
+             'use --trace_file for a Chrome trace'),
+    _refused('debugger', 'string', None,
+             'tfdbg was removed from TensorFlow 2.x'),
+    _refused('benchmark_log_dir', 'string', None,
+             'the JSON run record in --result_dir replaces it'),
+    _refused('ml_perf', 'boolean', False,
+             'MLPerf compliance mode is not implemented'),
+    _refused('horovod_device', 'string', '',
+             'the horovod mode is not implemented'),
+    _refused('staged_vars', 'boolean', False,
+             'staged variables are not implemented'),
+    _refused('use_resource_vars', 'boolean', False,
+             'variables are always resource variables'),
+    _refused('hierarchical_copy', 'boolean', False,
+             'NVLink topology copies are GPU-only'),
+    _refused('gradient_repacking', 'integer', 0,
+             'gradient repacking is not implemented', lower_bound=0),
+    _refused('use_python32_barrier', 'boolean', False,
+             'barriers are built in'),
+)
+
+SPECS_BY_NAME = {s.name: s for s in FLAG_SPECS}
+REFUSED_SPECS = tuple(s for s in FLAG_SPECS if s.refused)
