@@ -11,6 +11,8 @@ def main(argv):
   if flags.main_help_requested(argv):
     flags.print_help()
     return exit_codes.OK
+  if '--version' in argv[1:]:
+    return _print_version()
   try:
     params, _ = flags.parse_command_line(argv)
   except flags.UsageError as e:
@@ -47,3 +49,21 @@ def main(argv):
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
   return driver.run(params, rc=rc).exit_code
+
+
+def _print_version():
+  """--version: this harness (and its commit), and the TensorFlow it runs."""
+  logs.configure_before_tensorflow(0)
+  try:
+    logs.import_tensorflow_quietly(0)
+  except ModuleNotFoundError as e:
+    if e.name != 'tensorflow':
+      raise
+    sys.stderr.write(logs.MISSING_TENSORFLOW % sys.executable)
+    return exit_codes.RUN_FAILED
+  from tf_cnn_benchmarks.measure import environment  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  print('tf_cnn_benchmarks %s (commit %s)' % (
+      environment.package_version(), environment.harness_version()))
+  print('TensorFlow %s (%s)' % (tf.__version__, environment.tf_build_line()))
+  return exit_codes.OK

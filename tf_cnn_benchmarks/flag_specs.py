@@ -10,7 +10,7 @@ No TensorFlow here: flags are parsed before TensorFlow loads.
 """
 
 import dataclasses
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 from tf_cnn_benchmarks.variable_update import modes
 
@@ -27,6 +27,10 @@ class FlagSpec:
   upper_bound: Optional[float] = None
   # Why the harness refuses this original flag; None for a flag it runs.
   refused: Optional[str] = None
+  # Values the original accepted that the harness refuses: (value,
+  # reason) pairs. They parse, so the user gets the reason; --help does not
+  # offer them.
+  refused_values: Tuple[Tuple[str, str], ...] = ()
 
 
 MODEL = 'Model & run mode'
@@ -45,7 +49,7 @@ THEMES = (MODEL, BATCH, DEVICES, DATA, OPTIMIZER, VARIABLES, CLUSTER,
           PRECISION, CHECKPOINTS, DEBUG, HARNESS)
 
 # What each mode is, and where it runs: variable_update/modes.py.
-VARIABLE_UPDATES = tuple(modes.MODES) + ('horovod',)
+VARIABLE_UPDATES = tuple(modes.MODES)
 # Protocols TensorFlow servers have had; which ones this build has is
 # checked at start-up (cluster.check_protocol).
 SERVER_PROTOCOLS = ('grpc', 'grpc+verbs', 'grpc+mpi', 'grpc+gdr')
@@ -205,7 +209,11 @@ FLAG_SPECS = (
     # -- variables
     _S(VARIABLES, 'variable_update', 'enum', 'parameter_server',
        'How variables are placed and gradients combined.',
-       enum_values=VARIABLE_UPDATES),
+       enum_values=VARIABLE_UPDATES,
+       refused_values=(('horovod', (
+           'Horovod\'s last release builds only against TensorFlow <= 2.18; '
+           'for all-reduce across workers use --variable_update='
+           'collective_all_reduce (or distributed_all_reduce)')),)),
     _S(VARIABLES, 'all_reduce_spec', 'enum', None,
        'In-graph gradient reduction for replicated mode: "spread" (each '
        'gradient summed on a tower chosen round-robin, the default) or '
@@ -351,6 +359,37 @@ FLAG_SPECS = (
              'gradient repacking is not implemented', lower_bound=0),
     _refused('use_python32_barrier', 'boolean', False,
              'barriers are built in'),
+    # GPU runtime tuning: TensorFlow's GPU path cannot run on the machines
+    # this harness is tested on, and untested GPU code is worse than an
+    # honest refusal.
+    _refused('trt_max_workspace_size_bytes', 'integer', 4294967296,
+             'TensorRT (--trt_mode) is GPU-only and not implemented'),
+    _refused('timestamped_allocator', 'boolean', False,
+             'allocation timestamps feed the GPU kernel tracker, which needs '
+             'a GPU runtime'),
+    _refused('gpu_kt_max_interval', 'integer', 0,
+             'the GPU kernel tracker needs a GPU runtime'),
+    _refused('gpu_kt_max_bytes', 'integer', 0,
+             'the GPU kernel tracker needs a GPU runtime'),
+    _refused('gpu_kt_max_pending', 'integer', 0,
+             'the GPU kernel tracker needs a GPU runtime'),
+    _refused('winograd_nonfused', 'boolean', True,
+             'it picks a cuDNN convolution algorithm; a CPU has no cuDNN'),
+    _refused('batchnorm_persistent', 'boolean', True,
+             'it picks cuDNN\'s persistent batch-norm mode; a CPU has no '
+             'cuDNN'),
+    _refused('sync_on_finish', 'boolean', False,
+             'it syncs GPU streams after each step; it needs a GPU runtime'),
+    _refused('autotune_threshold', 'integer', None,
+             'it tunes cuDNN autotuning; a CPU has no cuDNN'),
+    _refused('fp16_enable_auto_loss_scale', 'boolean', False,
+             'float16 loss scaling is GPU-only; bfloat16 (--use_fp16 on a '
+             'CPU) needs none'),
+    _refused('fp16_inc_loss_scale_every_n', 'integer', 1000,
+             'float16 loss scaling is GPU-only; bfloat16 (--use_fp16 on a '
+             'CPU) needs none'),
+    _refused('ml_perf_compliance_logging', 'boolean', False,
+             'MLPerf compliance logging is not implemented (nor is --ml_perf)'),
 )
 
 SPECS_BY_NAME = {s.name: s for s in FLAG_SPECS}

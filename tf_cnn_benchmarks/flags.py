@@ -8,6 +8,8 @@ This module must not import TensorFlow: flags are parsed (and logging is
 configured from --verbosity) before TensorFlow is loaded.
 """
 
+import difflib
+import re
 import sys
 import types
 
@@ -41,8 +43,11 @@ def define_flags(flag_values=absl_flags.FLAGS):
     elif s.kind == 'boolean':
       absl_flags.DEFINE_boolean(s.name, s.default, s.help, **kw)
     elif s.kind == 'enum':
-      absl_flags.DEFINE_enum(s.name, s.default, list(s.enum_values),
-                             s.help, **kw)
+      # Refused values parse too, so validate() can say why.
+      absl_flags.DEFINE_enum(
+          s.name, s.default,
+          list(s.enum_values) + [v for v, _ in s.refused_values], s.help,
+          **kw)
     elif s.kind == 'integer':
       absl_flags.DEFINE_integer(s.name, s.default, s.help,
                                 lower_bound=s.lower_bound,
@@ -68,7 +73,13 @@ def help_text(flag_values):
     for flag in sorted(by_module.get(theme, []), key=lambda f: f.name):
       default = 'none' if flag.default is None else flag.default_as_str
       lines.append('  --%s  (default: %s)' % (flag.name, default))
-      lines.append('      %s' % flag.help)
+      spec = SPECS_BY_NAME[flag.name]
+      if spec.kind == 'enum':
+        # Only the values that run are offered (absl would list all).
+        lines.append('      <%s>: %s' % ('|'.join(
+            v or "''" for v in spec.enum_values), spec.help))
+      else:
+        lines.append('      %s' % flag.help)
     lines.append('')
   return '\n'.join(lines)
 
@@ -151,6 +162,12 @@ def validate(p):
           '--%s is a flag of the original tf_cnn_benchmarks that this '
           'harness does not implement (%s). Remove it from the command '
           'line.' % (s.name, s.refused))
+  for s in FLAG_SPECS:
+    reason = s.refused_values and dict(s.refused_values).get(
+        getattr(p, s.name))
+    if reason:
+      raise UsageError('--%s=%s is not implemented: %s.' % (
+          s.name, getattr(p, s.name), reason))
   if p.num_batches is not None and p.num_epochs is not None:
     raise UsageError(
         '--num_batches and --num_epochs both set the run length; give only '
@@ -274,13 +291,7 @@ def _validate_summary_flags(p):
 
 def _validate_cluster_flags(p):
   """Cluster checks that need no host list (cluster/roles.py checks those)."""
-  mode = modes.MODES.get(p.variable_update)
-  if mode is None:  # horovod: an original value, refused with its reason
-    raise UsageError(
-        '--variable_update=%s is not implemented: Horovod\'s last release '
-        'builds only against TensorFlow <= 2.18. For all-reduce across '
-        'workers use --variable_update=collective_all_reduce (or '
-        'distributed_all_reduce).' % p.variable_update)
+  mode = modes.get(p.variable_update)
   if not is_cluster_task(p):
     if not mode.runs_locally:
       raise UsageError(
@@ -352,18 +363,49 @@ def parse_flag_values(argv, flag_values=None):
   try:
     leftover = flag_values(argv)[1:]
   except absl_flags.UnrecognizedFlagError as e:
-    raise UsageError(
-        'Unknown flag --%s. Run with --help for every flag, grouped by '
-        'theme.' % e.flagname) from None
+    raise UsageError('Unknown flag --%s.%s Run with --help for every flag, '
+                     'grouped by theme.' % (e.flagname, did_you_mean(
+                         e.flagname, SPECS_BY_NAME, '--'))) from None
   except absl_flags.Error as e:
-    raise UsageError('%s. Run with --help for the allowed values.' %
-                     str(e).rstrip('.')) from None
+    raise UsageError(_readable(str(e))) from None
   if leftover:
     raise UsageError(
         'Unexpected argument(s) %s: every setting is a --flag=value (e.g. '
         '--model=resnet50). Run with --help for the flags.' %
         ' '.join(leftover))
   return flag_values
+
+
+def did_you_mean(name, known, prefix=''):
+  """' Did you mean --model?' for a near miss of one of ``known``, else ''."""
+  close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+  return ' Did you mean %s%s?' % (prefix, close[0]) if close else ''
+
+
+# absl's words for a bad value: "flag --NAME=VALUE: DETAIL".
+_ABSL_VALUE_ERROR = re.compile(r'^flag --(\w+)=(.*?): (.*)$', re.S)
+_WHAT_A_KIND_TAKES = {'integer': 'a whole number', 'float': 'a number'}
+
+
+def _readable(absl_message):
+  """A bad value's error in words: which flag, what it takes, no Python."""
+  match = _ABSL_VALUE_ERROR.match(absl_message.strip())
+  if not match:
+    return '%s. Run with --help for the allowed values.' % (
+        absl_message.rstrip('.'))
+  name, value, detail = match.groups()
+  spec = SPECS_BY_NAME.get(name)
+  if spec is not None and spec.kind in _WHAT_A_KIND_TAKES and (
+      'invalid literal' in detail or 'could not convert' in detail):
+    example = spec.default if spec.default is not None else (
+        1 if spec.kind == 'integer' else 0.1)
+    return '--%s=%s is not a number: --%s takes %s (e.g. --%s=%s).' % (
+        name, value, name, _WHAT_A_KIND_TAKES[spec.kind], name, example)
+  if spec is not None and spec.kind == 'enum':
+    return '--%s=%s is not one of the allowed values: %s.' % (
+        name, value, ', '.join(v or "''" for v in spec.enum_values))
+  return '--%s=%s: %s. Run with --help for the allowed values.' % (
+      name, value, detail.rstrip('.'))
 
 
 def main_help_requested(argv):

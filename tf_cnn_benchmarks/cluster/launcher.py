@@ -151,9 +151,18 @@ def main(argv):
     parser.print_help()
     return exit_codes.OK
   try:
-    args = parser.parse_args(own)
+    args, unknown = parser.parse_known_args(own)
   except SystemExit as e:
     return exit_codes.USAGE if e.code else exit_codes.OK
+  if unknown:
+    # Benchmark flags typed before "--" (or a misspelt launcher option).
+    return flags.report_usage_error(
+        '%s: %s. Benchmark flags go after "--": tf_cnn_benchmarks launch '
+        '%s-- %s' % (
+            ' '.join(unknown), 'not a launcher option' if len(unknown) == 1
+            else 'not launcher options',
+            ''.join(a + ' ' for a in own if a not in unknown),
+            ' '.join(unknown + benchmark_flags)))
   try:
     chosen = read_benchmark_flags(benchmark_flags)
     tasks = build_tasks(args, benchmark_flags, chosen)

@@ -34,6 +34,16 @@ def cpu_flags():
   return set()
 
 
+def package_version():
+  """The version setup.cfg gives the installed package ('unknown' if it is
+  not installed)."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  try:
+    return metadata.version('tf_cnn_benchmarks')
+  except metadata.PackageNotFoundError:
+    return 'unknown'
+
+
 def harness_version():
   """git describe of this checkout, else the installed package version."""
   try:
@@ -44,11 +54,7 @@ def harness_version():
       return out.stdout.strip()
   except (OSError, subprocess.SubprocessError):
     pass
-  try:
-    from importlib import metadata
-    return metadata.version('tf_cnn_benchmarks')
-  except Exception:  # pylint: disable=broad-except
-    return 'unknown'
+  return package_version()
 
 
 def accelerator():
