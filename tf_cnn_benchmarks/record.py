@@ -64,6 +64,10 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'num_ps': role.num_ps if role is not None else 0,
       'job_name': role.job_name if role is not None else None,
       'task_index': role.task_index if role is not None else None,
+      # Every task's address by job, however the cluster was given (host
+      # flags or a --cluster_spec file).
+      'cluster': ({job: list(hosts) for job, hosts in role.jobs.items()
+                   if hosts} if role is not None else None),
       'cross_replica_sync': p.cross_replica_sync,
   }
   summary = {

@@ -59,5 +59,7 @@ def test_ps_and_workers_in_separate_network_namespaces(tmp_path):
   for i in range(2):
     assert 'worker%d images/sec: ' % i in outputs['worker%d' % i]
   recs = helpers.records(str(tmp_path))
-  assert recs['worker1']['flags']['worker_hosts'] == ','.join(workers)
+  # The record names the cluster the spec file described.
+  assert recs['worker1']['config']['cluster'] == {'ps': [ps_host],
+                                                   'worker': workers}
   assert len(helpers.step_losses(recs['worker0'])) == helpers.NUM_BATCHES
