@@ -160,9 +160,9 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
       _run_session(params, rc, built, runtime, times, reporter, stop, result)
   except step_loop.Interrupted as e:
     result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
-    result.failure = {'type': 'Interrupted', 'message': str(e),
-                      'task': None, 'hint': None}
-    reporter.line('Interrupted: %s. Partial results were recorded.' % e)
+    result.failure = failures.failure('Interrupted', str(e))
+    for line in failures.report_lines(result.failure, result.status):
+      reporter.line(line)
   except Exception as e:  # pylint: disable=broad-except
     # Cluster waits that time out carry their own status and code
     # (unreachable, UNREACHABLE).

@@ -8,7 +8,6 @@ the same rule to its exception (``interrupted_by``).
 """
 
 import dataclasses
-from typing import Optional, Tuple
 
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
@@ -24,16 +23,12 @@ _CODES = {FAILED: exit_codes.RUN_FAILED, STALLED: exit_codes.STALLED,
 class Ending:
   status: str
   failure: dict
-  # What to print; None: failures.report_lines of the failure.
-  lines: Optional[Tuple[str, ...]] = None
 
   @property
   def exit_code(self):
     return _CODES[self.status]
 
   def report_lines(self):
-    if self.lines is not None:
-      return list(self.lines)
     return failures.report_lines(self.failure, self.status)
 
   def after_signal(self, signal_name):

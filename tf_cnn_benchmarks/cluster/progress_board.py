@@ -31,6 +31,7 @@ from typing import Optional, Tuple
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.cluster import deadlines
 
 tf1 = tf.compat.v1
@@ -68,9 +69,7 @@ def _note(raw):
   try:
     return json.loads(text)
   except ValueError:
-    return {'status': 'failed', 'failure': {'type': 'Unknown',
-                                            'message': text, 'task': None,
-                                            'hint': None}}
+    return {'status': 'failed', 'failure': failures.failure('Unknown', text)}
 
 
 def chief_initialised_vector(initial_value, name):

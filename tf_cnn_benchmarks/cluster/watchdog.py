@@ -158,9 +158,6 @@ class Watchdog:
     return self.stall.check(now, phase == TRAINING, doing, now - since)
 
   def _interrupted(self, doing):
-    run_failure = failures.failure(
+    return endings.Ending(endings.INTERRUPTED, failures.failure(
         'Interrupted', 'stopped by %s while %s (TensorFlow did not return; '
-        'ended by the watchdog)' % (self.signals.name, doing))
-    return endings.Ending(endings.INTERRUPTED, run_failure, (
-        'Interrupted: %s. Partial results were recorded.'
-        % run_failure['message'],))
+        'ended by the watchdog)' % (self.signals.name, doing)))
