@@ -63,8 +63,8 @@ def test_params_are_read_only_and_replace_validates():
     (['--trt_mode=FP16'], 'does not implement'),
     (['--variable_update=distributed_replicated'], 'needs --job_name'),
     (['--piecewise_learning_rate_schedule=0.1;x'], 'rate;epoch'),
-    (['--all_reduce_spec=pscpu'], 'only applies to --variable_update='
-                                  'replicated'),
+    (['--all_reduce_spec=pscpu'], 'with --variable_update=parameter_server '
+                                  'is not supported'),
     (['--num_epochs_per_decay=2'], 'go together'),
 ])
 def test_bad_flags_are_usage_errors(args, phrase):

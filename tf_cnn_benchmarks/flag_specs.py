@@ -214,11 +214,45 @@ FLAG_SPECS = (
            'Horovod\'s last release builds only against TensorFlow <= 2.18; '
            'for all-reduce across workers use --variable_update='
            'collective_all_reduce (or distributed_all_reduce)')),)),
-    _S(VARIABLES, 'all_reduce_spec', 'enum', None,
-       'In-graph gradient reduction for replicated mode: "spread" (each '
-       'gradient summed on a tower chosen round-robin, the default) or '
-       '"pscpu" (every gradient summed on the CPU).',
-       enum_values=('spread', 'pscpu')),
+    _S(VARIABLES, 'all_reduce_spec', 'string', None,
+       'In-graph gradient all-reduce of replicated mode, in the original\'s '
+       'grammar: alg[#shards][:size:alg[#shards]...], the size in elements '
+       '(k/M suffixes: powers of 1024). Runs here: "spread" (each gradient '
+       'summed on a tower chosen round-robin; the default), "pscpu" and '
+       '"pscpu/pscpu" (summed on the CPU, #N: in N shards), "xring" (a ring '
+       'across the towers, #2: two rings), "psgpu" (GPU towers only), and '
+       'size ranges such as pscpu:32k:xring. nccl* needs GPUs and is '
+       'refused; "collective" goes with --variable_update='
+       'collective_all_reduce.'),
+    _S(VARIABLES, 'agg_small_grads_max_bytes', 'integer', 0,
+       'If > 0, replicated mode concatenates runs of consecutive gradients '
+       'of at most this many bytes into one tensor before the all-reduce, '
+       'and splits them after.', lower_bound=0),
+    _S(VARIABLES, 'agg_small_grads_max_group', 'integer', 10,
+       'At most this many small gradients per concatenated tensor '
+       '(--agg_small_grads_max_bytes).', lower_bound=0),
+    _S(VARIABLES, 'allreduce_merge_scope', 'integer', 1,
+       'Replicated mode builds the all-reduce of this many consecutive '
+       'gradients under one "allreduce" name scope (lets TensorFlow\'s '
+       'ScopedAllocator merge their buffers); 0 means 1.', lower_bound=0),
+    _S(VARIABLES, 'gradient_repacking', 'integer', 0,
+       'If > 0, replicated mode concatenates all of a tower\'s gradients '
+       'and cuts them into this many chunks, all-reduces the chunks, then '
+       'restores the gradients.', lower_bound=0),
+    _S(VARIABLES, 'compact_gradient_transfer', 'boolean', True,
+       'With --use_fp16, replicated mode casts gradients to the compute '
+       'dtype (bfloat16 on CPU, float16 on GPU) for the all-reduce and back '
+       'after it.'),
+    _S(VARIABLES, 'variable_consistency', 'enum', 'strong',
+       'strong: a step applies its own gradients. relaxed: it applies the '
+       'previous step\'s (zeros at the first step), so the all-reduce '
+       '(replicated) or the push to the ps (distributed_replicated) need not '
+       'wait for this step\'s backward pass; updates show up one step late.',
+       enum_values=('strong', 'relaxed')),
+    _S(VARIABLES, 'network_topology', 'enum', 'dgx1',
+       'The original used it only to group GPUs for --hierarchical_copy, '
+       'which is refused here, so it changes nothing (accepted for old '
+       'command lines).', enum_values=('dgx1', 'gcp_v100')),
     # -- cluster
     _S(CLUSTER, 'job_name', 'enum', '',
        'This task\'s job in a cluster; empty for a single process.',
@@ -355,8 +389,6 @@ FLAG_SPECS = (
              'variables are always resource variables'),
     _refused('hierarchical_copy', 'boolean', False,
              'NVLink topology copies are GPU-only'),
-    _refused('gradient_repacking', 'integer', 0,
-             'gradient repacking is not implemented', lower_bound=0),
     _refused('use_python32_barrier', 'boolean', False,
              'barriers are built in'),
     # GPU runtime tuning: TensorFlow's GPU path cannot run on the machines

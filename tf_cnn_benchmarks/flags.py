@@ -21,6 +21,7 @@ from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.flag_specs import (FLAG_SPECS, REFUSED, REFUSED_SPECS,
                                           SERVER_PROTOCOLS, SPECS_BY_NAME,
                                           THEMES, VARIABLE_UPDATES)
+from tf_cnn_benchmarks.variable_update import all_reduce_spec
 from tf_cnn_benchmarks.variable_update import modes
 
 
@@ -192,10 +193,7 @@ def validate(p):
     raise UsageError('--input_only measures a real input pipeline; give '
                      '--data_dir (synthetic data has no pipeline to '
                      'measure).')
-  if p.all_reduce_spec and p.variable_update != 'replicated':
-    raise UsageError(
-        '--all_reduce_spec=%s only applies to --variable_update=replicated '
-        '(it was %s).' % (p.all_reduce_spec, p.variable_update))
+  _validate_all_reduce_flags(p)
   if p.piecewise_learning_rate_schedule:
     parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
     if p.init_learning_rate is not None:
@@ -218,6 +216,34 @@ def validate(p):
   _validate_evaluation_flags(p)
   _validate_summary_flags(p)
   _validate_cluster_flags(p)
+
+
+# Flags that tune replicated mode's all-reduce (variable_update/all_reduce.py).
+ALL_REDUCE_TUNING_FLAGS = ('agg_small_grads_max_bytes', 'gradient_repacking')
+
+
+def _validate_all_reduce_flags(p):
+  if p.all_reduce_spec:
+    try:
+      ranges = all_reduce_spec.parse(p.all_reduce_spec)
+    except all_reduce_spec.SpecError as e:
+      raise UsageError(str(e)) from None
+    reason = all_reduce_spec.refusal(ranges, p.variable_update)
+    if reason:
+      raise UsageError('--all_reduce_spec=%s with --variable_update=%s is '
+                       'not supported: %s.' % (
+                           p.all_reduce_spec, p.variable_update, reason))
+  for name in ALL_REDUCE_TUNING_FLAGS:
+    if getattr(p, name) and p.variable_update != 'replicated':
+      raise UsageError('--%s tunes replicated mode\'s all-reduce; it does '
+                       'nothing with --variable_update=%s.' % (
+                           name, p.variable_update))
+  if p.variable_consistency == 'relaxed' and p.variable_update not in (
+      'replicated', 'distributed_replicated'):
+    raise UsageError(
+        '--variable_consistency=relaxed defers gradients by one step in '
+        'replicated and distributed_replicated mode; --variable_update=%s '
+        'has no such step.' % p.variable_update)
 
 
 # Any of these makes a run evaluate while it trains (evaluation.py).

@@ -122,3 +122,28 @@ def test_distributed_all_reduce_with_a_controller(tmp_path):
   np.testing.assert_allclose(
       helpers.step_losses(record),
       helpers.local_losses(num_gpus=2), rtol=1e-5)
+
+
+@pytest.mark.timeout(120)
+def test_distributed_replicated_relaxed_pushes_the_previous_steps_mean(
+    tmp_path):
+  """--variable_consistency=relaxed: each worker sends the ps the mean of
+  its previous step, exactly as a single process defers its all-reduce."""
+  # A larger rate than tiny_flags': losses then move ~1e-3 a step, so a
+  # one-step lag is far outside the comparison's tolerance.
+  lr = 1e-5
+  code, output = helpers.launch(
+      ['--ps', '1', '--workers', '2'],
+      helpers.tiny_flags(tmp_path, variable_update='distributed_replicated',
+                         variable_consistency='relaxed',
+                         init_learning_rate=lr))
+  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'])
+  relaxed = helpers.local_losses(num_gpus=2, variable_consistency='relaxed',
+                                 init_learning_rate=lr)
+  strong = helpers.local_losses(num_gpus=2, init_learning_rate=lr)
+  # The reference itself lags strong consistency by one step (synthetic
+  # data repeats one batch, so the weights a step sees are strong's of the
+  # step before).
+  assert not np.allclose(relaxed, strong, rtol=1e-5)
+  np.testing.assert_allclose(relaxed[1:], strong[:-1], rtol=1e-5)
+  _assert_same_math(helpers.records(str(tmp_path)), 2, relaxed)

@@ -8,6 +8,10 @@ lives on the ps tasks (spread by size) and is what checkpoints hold. A step:
      --cross_replica_sync, the chief applies the mean over all workers once
      (sync_replicas.py); without it, each worker applies its own mean;
   3. every worker reads the updated master back into all its tower copies.
+With --variable_consistency=relaxed, step 2 sends the worker's mean of the
+previous step (zeros at the first), as replicated mode defers its gradients
+(all_reduce.Deferred): the push to the ps need not wait for this step's
+backward pass, and updates show up one step late.
 Non-trainable variables of tower 0 (batch-norm moving statistics) are kept
 on the ps directly, so a checkpoint holds them too.
 """
@@ -16,6 +20,7 @@ import contextlib
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks.variable_update import all_reduce
 from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import cluster_base
 
@@ -67,9 +72,14 @@ class DistributedReplicatedManager(cluster_base.ClusterManagerMixin,
 
   def apply_gradients(self, tower_grads, optimizer, global_step):
     pairs = []
+    defer = None
+    if self.rc.params.variable_consistency == 'relaxed':
+      defer = all_reduce.Deferred()
     for j, tower_pairs in enumerate(zip(*tower_grads)):
-      pairs.append((self.local_mean(tower_pairs, j),
-                    self._master(tower_pairs[0][1])))
+      mean = self.local_mean(tower_pairs, j)
+      if defer is not None:
+        mean = defer(mean)
+      pairs.append((mean, self._master(tower_pairs[0][1])))
     if self.sync is None:
       update = optimizer.apply_gradients(pairs, global_step=global_step)
     else:

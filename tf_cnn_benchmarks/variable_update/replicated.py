@@ -1,12 +1,16 @@
 """replicated: a copy per tower; gradients all-reduced in the graph.
 
-Each gradient's mean is computed once (on a tower chosen round-robin, or on
-the CPU with --all_reduce_spec=pscpu) and every tower applies that same mean
-to its own copy, so copies stay identical without ever being re-synced.
+Every tower's gradients are turned into their mean on every tower
+(all_reduce.py: by default each mean computed once, on a tower chosen
+round-robin; --all_reduce_spec picks pscpu, a ring, ..., and the other
+all-reduce flags pack, cast or defer the gradients on the way), and every
+tower applies that same mean to its own copy, so copies stay identical
+without ever being re-synced.
 """
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks.variable_update import all_reduce
 from tf_cnn_benchmarks.variable_update import base
 
 tf1 = tf.compat.v1
@@ -15,17 +19,12 @@ tf1 = tf.compat.v1
 class ReplicatedManager(base.VariableManager):
   name = 'replicated'
 
-  def _reduction_device(self, index):
-    if self.rc.params.all_reduce_spec == 'pscpu':
-      return '/cpu:0'
-    return self.towers[index % len(self.towers)]
-
   def apply_gradients(self, tower_grads, optimizer, global_step):
-    updates = []
-    for j, pairs in enumerate(zip(*tower_grads)):
-      with tf1.device(self._reduction_device(j)):
-        mean = base.mean_of([g for g, _ in pairs])
-      updates.extend((mean, var) for _, var in pairs)
+    opts = all_reduce.options_from(self.rc.params, self.rc.compute_dtype)
+    means = all_reduce.batch_mean(
+        [[g for g, _ in pairs] for pairs in tower_grads], self.towers, opts)
+    updates = [(g, var) for tower_means, pairs in zip(means, tower_grads)
+               for g, (_, var) in zip(tower_means, pairs)]
     return optimizer.apply_gradients(updates, global_step=global_step)
 
   def post_init_ops(self):
