@@ -128,6 +128,7 @@ class CifarInput(base.InputSource):
     seed = getattr(self._params, 'tf_random_seed', None)
     records = tf.data.FixedLengthRecordDataset(self._records_path,
                                                IMAGE_BYTES + 1)
+    records = dataset_options.repeat_cached_sample(records, self._params)
     if dataset_options.flag(self._params, 'datasets_use_caching', False):
       records = records.cache()
     if self._training:

@@ -86,16 +86,13 @@ class ImageNetInput(base.InputSource):
         (tf.constant(self._paths), tf.constant(self._sizes, tf.int64)))
     if self.training:
       files = files.shuffle(len(self._paths), seed=seed)
-    sloppy = dataset_options.flag(
-        params, 'datasets_sloppy_parallel_interleave', False)
-    records = files.interleave(
-        checked_reading.read_shard,
-        cycle_length=min(dataset_options.cycle_length(params),
-                         len(self._paths)),
-        num_parallel_calls=tf.data.AUTOTUNE,
-        # Eval reads in a fixed order; training may take whichever shard
-        # is ready first when the user allows it.
-        deterministic=not (self.training and sloppy))
+    records = dataset_options.interleave(
+        files, checked_reading.read_shard, params, len(self._paths),
+        self.training)
+    records = dataset_options.repeat_cached_sample(
+        records, params,
+        # An end-of-shard marker repeated would leave nothing to read.
+        is_record=lambda e: tf.not_equal(e['error'], errors.SKIP))
     if dataset_options.flag(params, 'datasets_use_caching', False):
       records = records.cache()
     if self.training:
