@@ -146,6 +146,9 @@ class ImageNetInput(base.InputSource):
     # JPEG, so that it reaches the check (a failing op would drop it).
     good = tf.equal(error, errors.OK)
     encoded = tf.where(good, encoded, stand_in_jpeg)
+    # The element's number in the stream (map_checked's seq; the index in
+    # its file for the up-front check) picks the round_robin resize method.
+    position = element['seq'] if 'seq' in element else element['index']
     if self.training:
       boxes = image_ops.boxes_from_features(
           *[parsed[k].values for k in fmt.BBOX_KEYS])
@@ -154,9 +157,12 @@ class ImageNetInput(base.InputSource):
           distortions=bool(getattr(self._params, 'distortions', False)),
           fuse_decode_and_crop=dataset_options.flag(
               self._params, 'fuse_decode_and_crop', True),
-          position=element['index'])
+          position=position,
+          distort_color_in_yiq=dataset_options.flag(
+              self._params, 'distort_color_in_yiq', True))
     else:
-      image = image_ops.eval_image(encoded, self._size, self._resize_method)
+      image = image_ops.eval_image(encoded, self._size, self._resize_method,
+                                   position)
     detail = tf.where(tf.equal(error, errors.BAD_LABEL), label, 0)
     label = tf.cast(tf.where(good, label, 0), tf.int32)
     return (image, label), error, detail

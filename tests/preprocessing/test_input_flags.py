@@ -98,3 +98,71 @@ def test_repeat_cached_sample_on_cifar(cifar_dir):
   labels = np.concatenate([o[0][1] for o in outputs])
   assert len(set(labels)) == 1
   assert all(np.array_equal(images[0], image) for image in images[1:])
+
+
+@pytest.mark.timeout(120)
+def test_round_robin_cycles_the_resize_methods_over_the_batch(shards_dir):
+  # Eval preprocessing is deterministic, so each image can be compared with
+  # the same image resized by one method.
+  def images(method):
+    _, outputs = run_batches(source(shards_dir, 'validation', size=24,
+                                    resize_method=method), 1)
+    return outputs[0][0][0]
+
+  by_method = {m: images(m) for m in ('bilinear', 'nearest', 'bicubic',
+                                      'area')}
+  mixed = images('round_robin')
+  for position, method in enumerate(by_method):
+    np.testing.assert_allclose(mixed[position], by_method[method][position],
+                               atol=1e-6)
+    others = [m for m in by_method if m != method]
+    assert not any(np.allclose(mixed[position], by_method[m][position])
+                   for m in others)
+
+
+def function_ops(graph_def):
+  """Op types in the graph's functions (a dataset's map functions)."""
+  return {node.op for f in graph_def.library.function for node in f.node_def}
+
+
+def function_node_names(graph_def):
+  return [node.name for f in graph_def.library.function
+          for node in f.node_def]
+
+
+@pytest.mark.parametrize('in_yiq', [True, False])
+def test_distort_color_in_yiq_picks_the_colour_space(shards_dir, in_yiq):
+  graph_def = dataset_graph(source(shards_dir, distortions=True,
+                                   distort_color_in_yiq=in_yiq))
+  in_hsv = {'AdjustHue', 'AdjustSaturation'} & function_ops(graph_def)
+  in_yiq_space = [n for n in function_node_names(graph_def)
+                  if 'hue_saturation_in_yiq' in n]
+  assert bool(in_yiq_space) == in_yiq
+  assert bool(in_hsv) == (not in_yiq)
+
+
+@pytest.mark.timeout(120)
+def test_yiq_distortion_keeps_luma_and_moves_chroma(shards_dir):
+  from preprocessing import image_ops
+  rgb = np.random.RandomState(0).uniform(0.2, 0.8, (8, 8, 3)).astype(
+      np.float32)
+  graph = tf.Graph()
+  with graph.as_default():
+    tf1.set_random_seed(1)
+    image = tf.constant(rgb)
+    yiq_out = tf.image.rgb_to_yiq(
+        image_ops.random_hue_saturation_in_yiq(image))
+    hsv_out = tf.image.rgb_to_yiq(tf.image.random_hue(
+        tf.image.random_saturation(image, 0.5, 1.5), 0.2))
+    with tf1.Session() as sess:
+      yiq, hsv = sess.run([yiq_out, hsv_out])
+  original = tf.image.rgb_to_yiq(rgb).numpy()
+  np.testing.assert_allclose(yiq[..., 0], original[..., 0], atol=1e-5)
+  assert not np.allclose(yiq[..., 1:], original[..., 1:], atol=1e-3)
+  assert not np.allclose(hsv[..., 0], original[..., 0], atol=1e-3)
+  # Through the pipeline: distorted training batches in both spaces.
+  for in_yiq in (True, False):
+    _, outputs = run_batches(source(shards_dir, distortions=True,
+                                    distort_color_in_yiq=in_yiq), 2)
+    for ((images, _),) in outputs:
+      assert images.min() >= -1.0 and images.max() <= 1.0
