@@ -49,7 +49,7 @@ class ImageNetInput(base.InputSource):
     self._paths = shards.find_shards(params.data_dir, subset)
     self._sizes = [tf.io.gfile.stat(p).length for p in self._paths]
     self._num_examples = None
-    self._iterator = None
+    self._initializer = None
     self._check_first_record()
 
   @property
@@ -71,12 +71,12 @@ class ImageNetInput(base.InputSource):
   def tower_batches(self, tower_devices):
     with tf1.device(devices.host_device(tower_devices)):
       with tf1.name_scope('imagenet_input'):
-        dataset = self.make_dataset()
-        self._iterator = tf1.data.make_initializable_iterator(dataset)
-        return devices.to_towers(self._iterator.get_next, tower_devices)
+        pairs, self._initializer = devices.tower_batches(
+            self.make_dataset(), tower_devices, self._params)
+        return pairs
 
   def initializers(self):
-    return [self._iterator.initializer] if self._iterator else []
+    return [self._initializer] if self._initializer is not None else []
 
   def make_dataset(self):
     """Dataset of (images [batch, h, w, 3] float32, labels [batch] int32)."""

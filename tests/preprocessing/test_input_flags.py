@@ -166,3 +166,28 @@ def test_yiq_distortion_keeps_luma_and_moves_chroma(shards_dir):
                                     distort_color_in_yiq=in_yiq), 2)
     for ((images, _),) in outputs:
       assert images.min() >= -1.0 and images.max() <= 1.0
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize('data', ['imagenet', 'cifar10'])
+def test_multi_device_iterator_buffer_size_is_in_the_graph(
+    shards_dir, cifar_dir, data):
+  def build(**flags):
+    if data == 'cifar10':
+      src = get_input_source(make_params(cifar_dir, data_name='cifar10',
+                                         **flags), 32, 10, 2, 2, 'train')
+    else:
+      src = source(shards_dir, size=24, batch=2, **flags)
+    pairs, outputs = run_batches(src, 2, devices=('/cpu:0', '/cpu:1'))
+    for i, (images, _) in enumerate(pairs):
+      assert images.device.endswith('CPU:%d' % i)
+    assert all(len(step) == 2 for step in outputs)
+    return images.graph.as_graph_def()
+
+  graph_def = build(multi_device_iterator_max_buffer_size=3)
+  (init,) = nodes(graph_def, 'MultiDeviceIteratorInit')
+  assert const_input(graph_def, init, 2) == 3  # dataset, iterator, size
+  # Without --datasets_use_prefetch (as the original): one host iterator.
+  graph_def = build(datasets_use_prefetch=False,
+                    multi_device_iterator_max_buffer_size=3)
+  assert not nodes(graph_def, 'MultiDeviceIterator')
