@@ -102,7 +102,7 @@ class CifarInput(base.InputSource):
     self._training = subset == 'train'
     self._records_path = self._write_records(
         [os.path.join(data_dir, n) for n in names], num_classes)
-    self._iterator = None
+    self._initializer = None
 
   def _write_records(self, paths, num_classes):
     """Label byte + 3072 image bytes per record (the CIFAR binary layout)."""
@@ -117,17 +117,18 @@ class CifarInput(base.InputSource):
   def tower_batches(self, tower_devices):
     with tf1.device(devices.host_device(tower_devices)):
       with tf1.name_scope('cifar10_input'):
-        self._iterator = tf1.data.make_initializable_iterator(
-            self.make_dataset())
-        return devices.to_towers(self._iterator.get_next, tower_devices)
+        pairs, self._initializer = devices.tower_batches(
+            self.make_dataset(), tower_devices, self._params)
+        return pairs
 
   def initializers(self):
-    return [self._iterator.initializer] if self._iterator else []
+    return [self._initializer] if self._initializer is not None else []
 
   def make_dataset(self):
     seed = getattr(self._params, 'tf_random_seed', None)
     records = tf.data.FixedLengthRecordDataset(self._records_path,
                                                IMAGE_BYTES + 1)
+    records = dataset_options.repeat_cached_sample(records, self._params)
     if dataset_options.flag(self._params, 'datasets_use_caching', False):
       records = records.cache()
     if self._training:

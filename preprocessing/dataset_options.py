@@ -22,11 +22,48 @@ def cycle_length(params):
               DEFAULT_CYCLE_LENGTH)
 
 
+def interleave(files, read_file, params, num_files, training):
+  """Reads the files' records through a parallel interleave.
+
+  --datasets_sloppy_parallel_interleave lets training take whichever file is
+  ready first (eval always reads in a fixed order);
+  --datasets_parallel_interleave_prefetch sets how many files are opened
+  ahead of the interleave needing them.
+  """
+  cycle = min(cycle_length(params), num_files)
+  deterministic = not (training and flag(
+      params, 'datasets_sloppy_parallel_interleave', False))
+  prefetch = flag(params, 'datasets_parallel_interleave_prefetch', None)
+  if prefetch is None:
+    return files.interleave(read_file, cycle_length=cycle,
+                            num_parallel_calls=tf.data.AUTOTUNE,
+                            deterministic=deterministic)
+  # Dataset.interleave leaves prefetch_input_elements at AUTOTUNE and has no
+  # argument for it; its op does, through the class it builds.
+  from tensorflow.python.data.ops import interleave_op  # pylint: disable=g-import-not-at-top
+  return interleave_op._ParallelInterleaveDataset(  # pylint: disable=protected-access
+      files, read_file, cycle, block_length=1,
+      num_parallel_calls=tf.data.AUTOTUNE,
+      prefetch_input_elements=int(prefetch), deterministic=deterministic)
+
+
+def repeat_cached_sample(records, params, is_record=None):
+  """--datasets_repeat_cached_sample: the first record, forever.
+
+  Applied to records as they are read, so parsing and preprocessing still
+  run per element and only the disk is taken out of the measurement.
+  is_record(element) tells records from markers a reader adds, which must
+  not be the one repeated.
+  """
+  if not flag(params, 'datasets_repeat_cached_sample', False):
+    return records
+  if is_record is not None:
+    records = records.filter(is_record)
+  return records.take(1).cache().repeat()
+
+
 def finish(dataset, params):
-  """Caching of a sample, prefetch and threading options, last in line."""
-  if flag(params, 'datasets_repeat_cached_sample', False):
-    # Input-free benchmarking: one batch, served forever from memory.
-    dataset = dataset.take(1).cache().repeat()
+  """Prefetch and threading options, last in line."""
   if flag(params, 'datasets_use_prefetch', True):
     size = getattr(params, 'datasets_prefetch_buffer_size', 1)
     dataset = dataset.prefetch(tf.data.AUTOTUNE if size is None else size)

@@ -1,6 +1,13 @@
 """Where input pipelines run, given the towers they feed."""
 
+import warnings
+
 import tensorflow as tf
+# MultiDeviceIterator has no public name in TensorFlow 2; tf.distribute
+# uses this one.
+from tensorflow.python.data.ops import multi_device_iterator_ops  # pylint: disable=g-direct-tensorflow-import
+
+from preprocessing import dataset_options
 
 tf1 = tf.compat.v1
 
@@ -29,3 +36,32 @@ def to_towers(get_batch, tower_devices):
         pairs.append((tf.identity(images, name='images'),
                       tf.identity(labels, name='labels')))
   return pairs
+
+
+def tower_batches(dataset, tower_devices, params):
+  """([(images, labels)] per tower, the iterator's initializer).
+
+  With --datasets_use_prefetch (as the original), a MultiDeviceIterator
+  deals batches to the towers in turn and prefetches each tower's next one
+  onto its device, holding up to --multi_device_iterator_max_buffer_size
+  batches per tower on the host. Otherwise one host iterator is read once
+  per tower.
+  """
+  host = host_device(tower_devices)
+  devices = list(tower_devices)
+  if (dataset_options.flag(params, 'datasets_use_prefetch', True) and
+      len(set(devices)) == len(devices)):
+    with tf1.device(host), warnings.catch_warnings():
+      # It reads dataset.options() in graph mode, which only warns that the
+      # options may not be known yet; ours are set on the dataset itself.
+      warnings.filterwarnings('ignore', message='To make it possible to '
+                              'preserve tf.data options')
+      iterator = multi_device_iterator_ops.MultiDeviceIterator(
+          dataset, devices, source_device=host,
+          max_buffer_size=dataset_options.flag(
+              params, 'multi_device_iterator_max_buffer_size', 1))
+      batches = iter(iterator.get_next())
+      return to_towers(lambda: next(batches), devices), iterator.initializer
+  with tf1.device(host):
+    iterator = tf1.data.make_initializable_iterator(dataset)
+    return to_towers(iterator.get_next, devices), iterator.initializer

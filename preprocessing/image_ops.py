@@ -7,6 +7,8 @@ ratio so the shorter side is 1.145 x the target, central crop (about an
 87.5% central crop for 224).
 """
 
+import math
+
 import tensorflow as tf
 
 RESIZE_METHODS = {
@@ -15,7 +17,8 @@ RESIZE_METHODS = {
     'bicubic': tf.image.ResizeMethod.BICUBIC,
     'area': tf.image.ResizeMethod.AREA,
 }
-# 'round_robin' (as in the original) cycles through the four per image.
+# 'round_robin' (as in the original) cycles through the four by the image's
+# position in the stream read, so each batch mixes them evenly.
 RESIZE_METHOD_NAMES = tuple(RESIZE_METHODS) + ('round_robin',)
 
 # Eval resizes the shorter side to this multiple of the crop size.
@@ -51,26 +54,54 @@ def boxes_from_features(xmin, ymin, xmax, ymax):
   return tf.expand_dims(tf.clip_by_value(boxes, 0.0, 1.0), 0)
 
 
-def distort_color(image):
-  """Random brightness/saturation/hue/contrast on [0, 1] RGB, two orders."""
+def random_hue_saturation_in_yiq(image, lower_saturation=0.5,
+                                 upper_saturation=1.5,
+                                 max_delta_hue=0.2 * math.pi):
+  """Random hue and saturation of [0, 1] RGB, changed in YIQ space.
+
+  In YIQ, Y is the luma and (I, Q) the chroma plane: a hue shift is a
+  rotation of that plane and a saturation change a scaling of it, so the
+  luma is left as it was (the HSV ops change it). The original used
+  tf.contrib's random_hsv_in_yiq (value factor 1), gone from TensorFlow 2.
+  """
+  with tf.name_scope('hue_saturation_in_yiq'):
+    angle = tf.random.uniform([], -max_delta_hue, max_delta_hue)
+    scale = tf.random.uniform([], lower_saturation, upper_saturation)
+    y, i, q = tf.unstack(tf.image.rgb_to_yiq(image), axis=-1)
+    cos, sin = scale * tf.cos(angle), scale * tf.sin(angle)
+    return tf.image.yiq_to_rgb(
+        tf.stack([y, cos * i - sin * q, sin * i + cos * q], axis=-1))
+
+
+def distort_color(image, in_yiq=False):
+  """Random brightness/saturation/hue/contrast on [0, 1] RGB, two orders.
+
+  in_yiq: hue and saturation in YIQ space (--distort_color_in_yiq), else
+  with the RGB/HSV ops.
+  """
+  def hue_saturation(x):
+    if in_yiq:
+      return random_hue_saturation_in_yiq(x)
+    x = tf.image.random_saturation(x, lower=0.5, upper=1.5)
+    return tf.image.random_hue(x, max_delta=0.2)
+
   def order_a():
     x = tf.image.random_brightness(image, max_delta=32.0 / 255.0)
-    x = tf.image.random_saturation(x, lower=0.5, upper=1.5)
-    x = tf.image.random_hue(x, max_delta=0.2)
+    x = hue_saturation(x)
     return tf.image.random_contrast(x, lower=0.5, upper=1.5)
 
   def order_b():
     x = tf.image.random_brightness(image, max_delta=32.0 / 255.0)
     x = tf.image.random_contrast(x, lower=0.5, upper=1.5)
-    x = tf.image.random_saturation(x, lower=0.5, upper=1.5)
-    return tf.image.random_hue(x, max_delta=0.2)
+    return hue_saturation(x)
 
   image = tf.cond(tf.random.uniform([]) < 0.5, order_a, order_b)
   return tf.clip_by_value(image, 0.0, 1.0)
 
 
 def train_image(encoded, boxes, size, resize_method='bilinear',
-                distortions=False, fuse_decode_and_crop=True, position=0):
+                distortions=False, fuse_decode_and_crop=True, position=0,
+                distort_color_in_yiq=False):
   """One JPEG -> float32 [h, w, 3] in [-1, 1] with training distortions."""
   shape = tf.image.extract_jpeg_shape(encoded)
   begin, crop_size, _ = tf.image.sample_distorted_bounding_box(
@@ -91,11 +122,12 @@ def train_image(encoded, boxes, size, resize_method='bilinear',
   image = tf.cast(image, tf.float32)
   image.set_shape([size[0], size[1], 3])
   if distortions:
-    image = distort_color(tf.clip_by_value(image, 0.0, 255.0) / 255.0) * 255.0
+    image = distort_color(tf.clip_by_value(image, 0.0, 255.0) / 255.0,
+                          in_yiq=distort_color_in_yiq) * 255.0
   return scale_to_unit_range(image)
 
 
-def eval_image(encoded, size, resize_method='bilinear'):
+def eval_image(encoded, size, resize_method='bilinear', position=0):
   """One JPEG -> float32 [h, w, 3] in [-1, 1], deterministic central crop."""
   image = tf.image.decode_jpeg(encoded, channels=3, dct_method='INTEGER_FAST')
   height, width = size
@@ -105,9 +137,7 @@ def eval_image(encoded, size, resize_method='bilinear'):
   scale = EVAL_RESIZE_FACTOR * tf.maximum(height / shape[0], width / shape[1])
   new_h = tf.maximum(tf.cast(tf.math.ceil(shape[0] * scale), tf.int32), height)
   new_w = tf.maximum(tf.cast(tf.math.ceil(shape[1] * scale), tf.int32), width)
-  method = 'bilinear' if resize_method == 'round_robin' else resize_method
-  image = tf.image.resize(image, tf.stack([new_h, new_w]),
-                          RESIZE_METHODS[method])
+  image = _resize(image, tf.stack([new_h, new_w]), resize_method, position)
   top = (new_h - height) // 2
   left = (new_w - width) // 2
   image = tf.slice(image, tf.stack([top, left, 0]), [height, width, 3])

@@ -49,7 +49,7 @@ class ImageNetInput(base.InputSource):
     self._paths = shards.find_shards(params.data_dir, subset)
     self._sizes = [tf.io.gfile.stat(p).length for p in self._paths]
     self._num_examples = None
-    self._iterator = None
+    self._initializer = None
     self._check_first_record()
 
   @property
@@ -71,12 +71,12 @@ class ImageNetInput(base.InputSource):
   def tower_batches(self, tower_devices):
     with tf1.device(devices.host_device(tower_devices)):
       with tf1.name_scope('imagenet_input'):
-        dataset = self.make_dataset()
-        self._iterator = tf1.data.make_initializable_iterator(dataset)
-        return devices.to_towers(self._iterator.get_next, tower_devices)
+        pairs, self._initializer = devices.tower_batches(
+            self.make_dataset(), tower_devices, self._params)
+        return pairs
 
   def initializers(self):
-    return [self._iterator.initializer] if self._iterator else []
+    return [self._initializer] if self._initializer is not None else []
 
   def make_dataset(self):
     """Dataset of (images [batch, h, w, 3] float32, labels [batch] int32)."""
@@ -86,16 +86,13 @@ class ImageNetInput(base.InputSource):
         (tf.constant(self._paths), tf.constant(self._sizes, tf.int64)))
     if self.training:
       files = files.shuffle(len(self._paths), seed=seed)
-    sloppy = dataset_options.flag(
-        params, 'datasets_sloppy_parallel_interleave', False)
-    records = files.interleave(
-        checked_reading.read_shard,
-        cycle_length=min(dataset_options.cycle_length(params),
-                         len(self._paths)),
-        num_parallel_calls=tf.data.AUTOTUNE,
-        # Eval reads in a fixed order; training may take whichever shard
-        # is ready first when the user allows it.
-        deterministic=not (self.training and sloppy))
+    records = dataset_options.interleave(
+        files, checked_reading.read_shard, params, len(self._paths),
+        self.training)
+    records = dataset_options.repeat_cached_sample(
+        records, params,
+        # An end-of-shard marker repeated would leave nothing to read.
+        is_record=lambda e: tf.not_equal(e['error'], errors.SKIP))
     if dataset_options.flag(params, 'datasets_use_caching', False):
       records = records.cache()
     if self.training:
@@ -149,6 +146,9 @@ class ImageNetInput(base.InputSource):
     # JPEG, so that it reaches the check (a failing op would drop it).
     good = tf.equal(error, errors.OK)
     encoded = tf.where(good, encoded, stand_in_jpeg)
+    # The element's number in the stream (map_checked's seq; the index in
+    # its file for the up-front check) picks the round_robin resize method.
+    position = element['seq'] if 'seq' in element else element['index']
     if self.training:
       boxes = image_ops.boxes_from_features(
           *[parsed[k].values for k in fmt.BBOX_KEYS])
@@ -157,9 +157,12 @@ class ImageNetInput(base.InputSource):
           distortions=bool(getattr(self._params, 'distortions', False)),
           fuse_decode_and_crop=dataset_options.flag(
               self._params, 'fuse_decode_and_crop', True),
-          position=element['index'])
+          position=position,
+          distort_color_in_yiq=dataset_options.flag(
+              self._params, 'distort_color_in_yiq', True))
     else:
-      image = image_ops.eval_image(encoded, self._size, self._resize_method)
+      image = image_ops.eval_image(encoded, self._size, self._resize_method,
+                                   position)
     detail = tf.where(tf.equal(error, errors.BAD_LABEL), label, 0)
     label = tf.cast(tf.where(good, label, 0), tf.int32)
     return (image, label), error, detail

@@ -33,6 +33,27 @@ def test_defaults_are_the_originals():
   assert p.server_protocol == 'grpc'
 
 
+def test_input_flags_have_the_originals_defaults_and_values():
+  p = parse()
+  assert (p.use_datasets, p.input_preprocessor, p.distort_color_in_yiq) == (
+      True, 'default', True)
+  assert (p.datasets_repeat_cached_sample,
+          p.datasets_sloppy_parallel_interleave,
+          p.datasets_parallel_interleave_prefetch,
+          p.multi_device_iterator_max_buffer_size) == (False, False, None, 1)
+  p = parse('--resize_method=round_robin', '--nodistort_color_in_yiq',
+            '--use_datasets', '--input_preprocessor=default',
+            '--datasets_repeat_cached_sample',
+            '--datasets_sloppy_parallel_interleave',
+            '--datasets_parallel_interleave_prefetch=3',
+            '--multi_device_iterator_max_buffer_size=4')
+  assert (p.resize_method, p.distort_color_in_yiq) == ('round_robin', False)
+  assert (p.datasets_repeat_cached_sample,
+          p.datasets_sloppy_parallel_interleave,
+          p.datasets_parallel_interleave_prefetch,
+          p.multi_device_iterator_max_buffer_size) == (True, True, 3, 4)
+
+
 def test_values_are_parsed():
   p = parse('--model=resnet50', '--batch_size=16', '--num_gpus=2',
             '--variable_update=replicated', '--optimizer=momentum',
@@ -66,6 +87,14 @@ def test_params_are_read_only_and_replace_validates():
     (['--all_reduce_spec=pscpu'], 'with --variable_update=parameter_server '
                                   'is not supported'),
     (['--num_epochs_per_decay=2'], 'go together'),
+    (['--nouse_datasets'], '--use_datasets=False selected the original\'s '
+                           'RecordInput'),
+    (['--input_preprocessor=official_models_imagenet'],
+     'use --input_preprocessor=default'),
+    (['--input_preprocessor=slim_vgg'], 'use --input_preprocessor=default'),
+    (['--resize_method=lanczos'], 'round_robin'),
+    (['--multi_device_iterator_max_buffer_size=0'],
+     'multi_device_iterator_max_buffer_size'),
 ])
 def test_bad_flags_are_usage_errors(args, phrase):
   with pytest.raises(flags.UsageError) as e:

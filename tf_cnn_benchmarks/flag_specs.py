@@ -158,10 +158,22 @@ FLAG_SPECS = (
        'unless only a CIFAR-10 form exists).',
        enum_values=('imagenet', 'cifar10')),
     _S(DATA, 'resize_method', 'enum', 'bilinear',
-       'Image resize method for real data.',
-       enum_values=('bilinear', 'nearest', 'bicubic', 'area')),
+       'Image resize method for real data; round_robin cycles through '
+       'bilinear, nearest, bicubic and area by position in the batch.',
+       enum_values=('bilinear', 'nearest', 'bicubic', 'area', 'round_robin')),
     _S(DATA, 'distortions', 'boolean', False,
        'Add colour distortions to training images.'),
+    _S(DATA, 'distort_color_in_yiq', 'boolean', True,
+       'With --distortions: shift hue and saturation in YIQ space (a '
+       'rotation and scaling of the chroma plane) instead of with the '
+       'RGB/HSV ops.'),
+    # The original's only pipeline here is tf.data (True); False, its
+    # RecordInput queue path, is refused in flags.validate.
+    _S(DATA, 'use_datasets', 'boolean', True,
+       'Read input with tf.data (the only pipeline; False is refused).'),
+    # A string, as in the original; flags.validate names the choices.
+    _S(DATA, 'input_preprocessor', 'string', 'default',
+       'Preprocessing of the images: default (the only one implemented).'),
     _S(DATA, 'fuse_decode_and_crop', 'boolean', True,
        'Decode only the cropped window of each JPEG.'),
     _S(DATA, 'datasets_use_prefetch', 'boolean', True,
@@ -175,6 +187,18 @@ FLAG_SPECS = (
        'Cache decoded records in memory after the first epoch.'),
     _S(DATA, 'datasets_parallel_interleave_cycle_length', 'integer', None,
        'Shards read in parallel; default: AUTOTUNE.', lower_bound=1),
+    _S(DATA, 'datasets_sloppy_parallel_interleave', 'boolean', False,
+       'Training reads from whichever shard is ready first (faster, not '
+       'reproducible).'),
+    _S(DATA, 'datasets_parallel_interleave_prefetch', 'integer', None,
+       'Shards opened ahead of the interleave needing them; default: '
+       'AUTOTUNE.', lower_bound=1),
+    _S(DATA, 'datasets_repeat_cached_sample', 'boolean', False,
+       'Read one record and repeat it forever (preprocessing still runs): '
+       'the input pipeline at memory speed, without disk reads.'),
+    _S(DATA, 'multi_device_iterator_max_buffer_size', 'integer', 1,
+       'With --datasets_use_prefetch: batches a multi-device iterator '
+       'holds on the host for each tower.', lower_bound=1),
     _S(DATA, 'input_only', 'boolean', False,
        'Measure the input pipeline alone: images/sec with no model.'),
     # -- optimizer

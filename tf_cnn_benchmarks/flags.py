@@ -213,6 +213,7 @@ def validate(p):
   if p.peak_gflops and p.measure_peak:
     raise UsageError('--peak_gflops gives the peak and --measure_peak '
                      'measures it; give only one of them.')
+  _validate_input_flags(p)
   _validate_evaluation_flags(p)
   _validate_summary_flags(p)
   _validate_cluster_flags(p)
@@ -244,6 +245,32 @@ def _validate_all_reduce_flags(p):
         '--variable_consistency=relaxed defers gradients by one step in '
         'replicated and distributed_replicated mode; --variable_update=%s '
         'has no such step.' % p.variable_update)
+
+
+# The original's --input_preprocessor names other than 'default', and why
+# they are refused.
+REFUSED_INPUT_PREPROCESSORS = {
+    'official_models_imagenet':
+        'it ran the preprocessing of tensorflow/models\' official ResNet '
+        '(channel-mean subtraction instead of scaling to [-1, 1]), which '
+        'this harness does not carry',
+}
+
+
+def _validate_input_flags(p):
+  if not p.use_datasets:
+    raise UsageError(
+        '--use_datasets=False selected the original\'s RecordInput queue '
+        'pipeline (TensorFlow 1 queue ops), which this harness does not '
+        'implement; every input is read with tf.data. Drop the flag (or '
+        'give --use_datasets).')
+  if p.input_preprocessor != 'default':
+    why = REFUSED_INPUT_PREPROCESSORS.get(
+        p.input_preprocessor, 'it is not a preprocessor of the original '
+        'for imagenet or cifar10')
+    raise UsageError(
+        '--input_preprocessor=%s is not implemented (%s); use '
+        '--input_preprocessor=default.' % (p.input_preprocessor, why))
 
 
 # Any of these makes a run evaluate while it trains (evaluation.py).
