@@ -34,9 +34,10 @@ def checkpoint_path(path):
 def _model_weights(built):
   """{checkpoint name: variable} of the model's weights (what a checkpoint
   of this harness names them), without the global step and slots."""
-  trainable = set(built.graph.get_collection(
-      tf1.GraphKeys.TRAINABLE_VARIABLES))
-  savable = built.variable_manager.savable_variables()
+  trainable = {v.ref() for v in built.graph.get_collection(
+      tf1.GraphKeys.TRAINABLE_VARIABLES)}
+  with built.graph.as_default():  # the manager reads the default graph
+    savable = built.variable_manager.savable_variables()
   names = set(savable)
 
   def is_slot(name):  # an optimizer's slot is named under its variable
@@ -44,7 +45,7 @@ def _model_weights(built):
     return any('/'.join(parts[:i]) in names for i in range(1, len(parts)))
 
   return {name: v for name, v in savable.items()
-          if v in trainable or (layers.BATCHNORM_SCOPE in name.split('/')
+          if v.ref() in trainable or (layers.BATCHNORM_SCOPE in name.split('/')
                                 and not is_slot(name))}
 
 

@@ -24,14 +24,18 @@ def _name(t):
 def freeze(built, config):
   """A BuiltGraph like ``built`` whose graph holds no variables."""
   # What the run fetches or initialises, by name in the new graph.
+  with built.graph.as_default():
+    # The global step's value (a read op) becomes a constant too.
+    step_value = built.global_step.value()
   tensors = {'total_loss': built.total_loss, 'base_loss': built.base_loss,
              'top_1_correct': built.top_1_correct,
              'top_5_correct': built.top_5_correct,
-             'global_step': built.global_step.value()
-                            if hasattr(built.global_step, 'value')
-                            else built.global_step}
+             'global_step': step_value}
   ops = {'step_op': built.step_op, 'input_step': built.input_step}
-  inits = list(built.input_init_ops)
+  # Iterator initialisers stay; variable initialisers (synthetic data's)
+  # go: their variables become constants holding the values drawn here.
+  inits = [op for op in built.input_init_ops
+           if op.type not in ('Assign', 'AssignVariableOp')]
   keep = ([_name(t) for t in tensors.values() if t is not None] +
           [_name(o) for o in ops.values()] + [_name(o) for o in inits])
   with tf1.Session(graph=built.graph, config=config) as sess:
