@@ -5,6 +5,7 @@ import sys
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
+from tf_cnn_benchmarks import openmp_env
 
 
 def main(argv):
@@ -25,6 +26,8 @@ def main(argv):
       role = roles.resolve_role(params)
     except flags.UsageError as e:
       return flags.report_usage_error(str(e))
+  # OpenMP reads KMP_* when TensorFlow's library loads: set them first.
+  openmp_env.apply(params)
   logs.configure_before_tensorflow(params.verbosity)
   try:
     logs.import_tensorflow_quietly(params.verbosity)

@@ -20,13 +20,17 @@ import tensorflow as tf
 
 import preprocessing
 from results import atomic_files
+from tf_cnn_benchmarks import backbone
 from tf_cnn_benchmarks import batch_group
+from tf_cnn_benchmarks import benchmark_logger
 from tf_cnn_benchmarks import checkpoints
 from tf_cnn_benchmarks import evaluation
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks import freezing
 from tf_cnn_benchmarks import local_runtime
 from tf_cnn_benchmarks import model_graph
+from tf_cnn_benchmarks import profiling
 from tf_cnn_benchmarks import record
 from tf_cnn_benchmarks import report
 from tf_cnn_benchmarks import run_config
@@ -212,6 +216,9 @@ def _sync_description(rc):
 
 def _run_session(params, rc, built, runtime, times, reporter, stop, result):
   config = run_config.session_config(params, rc)
+  if freezing.wanted(params):
+    built = freezing.freeze(built, config)
+    reporter.line('Froze the graph: every variable is now a constant')
   fetches = {'step': built.step_op}
   loss = (built.base_loss if params.loss_type_to_report == 'base_loss'
           else built.total_loss)
@@ -229,21 +236,34 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
   grouped = batch_group.chain(built.graph, fetches, group_size)
   writer = summaries.Writer(params, built) if summaries.wanted(params) \
       else None
+  # Adds restore ops, so before the graph is final.
+  backbone_restorer = (backbone.BackboneRestorer(
+      built, params.backbone_model_path) if params.backbone_model_path
+                       else None)
   built.graph.finalize()
+  metric_log = (benchmark_logger.open_logger(
+      runtime.task_file_path(params.benchmark_log_dir), params, rc, config)
+                if params.benchmark_log_dir else None)
   checkpointer = checkpoints.Checkpointer(params, built, runtime)
   step_options = runtime.step_run_options()
   with runtime.open_session(built.graph, config) as sess:
     reporter.line('Initializing graph')
     # In a cluster who initialises what, and when, is agreed across tasks.
     restored = []
-    runtime.initialize(sess, built, restore=lambda: restored.append(
-        checkpoints.restore_latest(sess, params, built, reporter)))
+
+    def restore():
+      restored.append(checkpoints.restore_latest(sess, params, built,
+                                                 reporter))
+      # A resumed run's own checkpoint already holds trained weights.
+      if backbone_restorer is not None and restored[-1] is None:
+        backbone_restorer.restore(sess, reporter)
+    runtime.initialize(sess, built, restore=restore)
     runner = batch_group.StepRunner(
         lambda f: runtime.run_step(sess, f, step_options), grouped,
         group_size)
     loop = step_loop.StepLoop(
         params, rc, built, runner, times, reporter, stop, result,
-        checkpointer, _evaluator(params, rc, built), writer)
+        checkpointer, _evaluator(params, rc, built), writer, metric_log)
     loop.warm_up()
     runtime.timing_starts(sess)
     try:
@@ -251,6 +271,10 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
     finally:
       result.images_per_sec = times.total_images_per_sec(rc.num_workers)
     reporter.total(result.images_per_sec)
+    if metric_log is not None:
+      metric_log.log_metric('average_examples_per_sec',
+                            result.images_per_sec,
+                            global_step=times.num_steps)
     result.utilisation = _utilisation(params, rc, fetches, times)
     reporter.line(result.utilisation.line())
     runtime.report(sess, reporter, times)
@@ -261,10 +285,12 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
     if rc.mode == 'evaluation':
       _report_evaluation(sess, params, built, loop, reporter, result,
                          writer, restored)
-    if params.trace_file:
-      trace_file = runtime.task_file_path(params.trace_file)
-      _write_trace(sess, fetches, trace_file)
-      reporter.line('Wrote a trace of one extra step to %s' % trace_file)
+    if profiling.wanted(params):
+      profiling.profile_extra_step(sess, fetches, params, runtime, reporter)
+    if metric_log is not None:
+      for evaluated in result.evaluations:
+        metric_log.log_evaluation(evaluated, result.images_per_sec
+                                  if rc.mode == 'evaluation' else None)
     checkpointer.save(sess)
     result.checkpoint_path = checkpointer.path
     if writer is not None:
@@ -347,13 +373,3 @@ def _report_input_bound(run_input_step, rc, times, reporter, result):
   reporter.line('Input pipeline alone: %.1f images/sec, %.1fx the training '
                 'rate: %s' % (rate, ratio, 'training was input-bound'
                               if result.input_bound else 'not input-bound'))
-
-
-def _write_trace(sess, fetches, path):
-  """Traces one extra, untimed step (tracing slows the step it traces)."""
-  from tensorflow.python.client import timeline  # pylint: disable=g-import-not-at-top
-  options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
-  metadata = tf1.RunMetadata()
-  sess.run(fetches, options=options, run_metadata=metadata)
-  trace = timeline.Timeline(metadata.step_stats).generate_chrome_trace_format()
-  atomic_files.write_text_atomically(path, trace)

@@ -102,6 +102,21 @@ FLAG_SPECS = (
        'Post-process evaluation results in a separate process. Only the '
        'original\'s SSD model post-processed them; no model here does, so '
        'this changes nothing (accepted for old command lines).'),
+    _S(MODEL, 'freeze_when_forward_only', 'boolean', False,
+       'With --forward_only: turn every variable into a constant before the '
+       'timed steps (the frozen graph reads no variables). Not with '
+       '--train_dir or in a cluster.'),
+    _S(MODEL, 'backbone_model_path', 'string', None,
+       'Before training, restore the variables this checkpoint (a file '
+       'prefix or a folder) has with the same name and shape as the model\'s '
+       '(e.g. a pre-trained backbone); the others keep their initial values. '
+       'An error if none match. Skipped when a --train_dir checkpoint is '
+       'restored (it holds the trained weights).'),
+    _S(MODEL, 'use_tf_layers', 'boolean', True,
+       'The original\'s switch between tf.layers and its own layer code, '
+       'which computed the same thing. Models here always use their own '
+       'layer builder (models/layers.py: Keras 3 has no tf.layers), so both '
+       'values build the same graph; accepted for old command lines.'),
     # -- batch & reporting
     _S(BATCH, 'batch_size', 'integer', 0,
        'Batch size per device (tower); 0 means the model\'s default.',
@@ -128,6 +143,11 @@ FLAG_SPECS = (
        'Untimed steps before timing starts; default 10.', lower_bound=0),
     _S(BATCH, 'display_every', 'integer', 10,
        'Print a step line every this many timed steps.', lower_bound=1),
+    _S(BATCH, 'display_perf_ewma', 'float', None,
+       'Show the step rows\' images/sec as an exponentially weighted moving '
+       'average of the step times, the newest step weighted by this (0..1), '
+       'instead of their mean; the total and the record are unchanged.',
+       lower_bound=0, upper_bound=1),
     _S(BATCH, 'loss_type_to_report', 'enum', 'total_loss',
        'Loss printed on step lines: with weight decay (total_loss) or '
        'without (base_loss).', enum_values=('base_loss', 'total_loss')),
@@ -150,6 +170,20 @@ FLAG_SPECS = (
        'Threads inside one op; default: TensorFlow decides.', lower_bound=0),
     _S(DEVICES, 'num_inter_threads', 'integer', 0,
        'Ops run in parallel; 0 lets TensorFlow decide.', lower_bound=0),
+    _S(DEVICES, 'kmp_blocktime', 'integer', 0,
+       'Sets KMP_BLOCKTIME (ms an OpenMP thread spins after a parallel '
+       'region) before TensorFlow loads. Only matters for OpenMP (Intel MKL) '
+       'builds of TensorFlow; at its default, a value already in the '
+       'environment is kept.'),
+    _S(DEVICES, 'kmp_affinity', 'string',
+       'granularity=fine,verbose,compact,1,0',
+       'Sets KMP_AFFINITY (OpenMP thread pinning) before TensorFlow loads. '
+       'Only matters for OpenMP (Intel MKL) builds; at its default, a value '
+       'already in the environment is kept.'),
+    _S(DEVICES, 'kmp_settings', 'integer', 1,
+       'Sets KMP_SETTINGS (1: OpenMP prints its settings) before TensorFlow '
+       'loads. Only matters for OpenMP (Intel MKL) builds; at its default, a '
+       'value already in the environment is kept.'),
     # -- data
     _S(DATA, 'data_dir', 'string', None,
        'Folder of the dataset; without it the run uses synthetic data.'),
@@ -230,6 +264,21 @@ FLAG_SPECS = (
        'Clip each gradient to this norm.', lower_bound=0),
     _S(OPTIMIZER, 'weight_decay', 'float', 4e-5,
        'L2 weight decay (batch-norm parameters excluded).', lower_bound=0),
+    _S(OPTIMIZER, 'resnet_base_lr', 'float', None,
+       'Base learning rate of the ImageNet ResNet models per 256 images: '
+       'their default rate becomes this x global batch / 256. (The original '
+       'also divided it by --num_gpus in replicated mode, whose towers\' '
+       'gradients it summed; here they are averaged.) Ignored with '
+       '--init_learning_rate or a piecewise schedule.',
+       lower_bound=0),
+    _S(OPTIMIZER, 'single_l2_loss_op', 'boolean', False,
+       'Weight decay as one L2 loss over all weights concatenated instead of '
+       'one per weight (same value, fewer ops).'),
+    _S(OPTIMIZER, 'compute_lr_on_cpu', 'boolean', False,
+       'Place the learning-rate computation on the CPU (can help XLA).'),
+    _S(OPTIMIZER, 'sparse_to_dense_grads', 'boolean', False,
+       'Turn sparse gradients (IndexedSlices, e.g. of embedding lookups) '
+       'into dense tensors before the optimizer applies them.'),
     # -- variables
     _S(VARIABLES, 'variable_update', 'enum', 'parameter_server',
        'How variables are placed and gradients combined.',
@@ -310,6 +359,12 @@ FLAG_SPECS = (
     _S(PRECISION, 'tf_random_seed', 'integer', 1234,
        'Seed of every random op, so two runs (and two variable_update modes) '
        'start from the same weights and data.'),
+    _S(PRECISION, 'enable_optimizations', 'boolean', True,
+       'Grappler graph optimizations; False turns them (and the classic '
+       'graph optimizer) off in the session config.'),
+    _S(PRECISION, 'rewriter_config', 'string', None,
+       'A RewriterConfig in protobuf text format (e.g. "constant_folding: '
+       'OFF") replacing the session\'s graph rewrite options.'),
     # -- checkpoints
     _S(CHECKPOINTS, 'train_dir', 'string', None,
        'Folder for checkpoints: restored from when present, saved to at the '
@@ -335,7 +390,22 @@ FLAG_SPECS = (
     _S(DEBUG, 'trace_file', 'string', '',
        'Write a Chrome trace of one extra (untimed) step to this file.'),
     _S(DEBUG, 'use_chrome_trace_format', 'boolean', True,
-       'Trace in Chrome trace format (the only format supported).'),
+       'Write --trace_file as a Chrome trace; False: the raw StepStats '
+       'protobuf in text format.'),
+    _S(DEBUG, 'tfprof_file', 'string', None,
+       'Profile one extra (untimed) step with TensorFlow\'s profiler and '
+       'write its ProfileProto (op times, memory, parameters) to this file; '
+       'the most time-consuming ops are printed too.'),
+    _S(DEBUG, 'partitioned_graph_file_prefix', 'string', None,
+       'Write each device\'s graph after partitioning and optimization to '
+       'PREFIX<device>[.ext] (text if PREFIX ends in "txt", else binary).'),
+    _S(DEBUG, 'benchmark_log_dir', 'string', None,
+       'Also write the official models\' benchmark logger files here: '
+       'benchmark_run.log (run info, JSON) and metric.log (JSON lines of '
+       'images/sec and accuracies), for dashboards built on them.'),
+    _S(DEBUG, 'benchmark_test_id', 'string', None,
+       'An id of this benchmark (e.g. its key parameters) stored in the run '
+       'record and benchmark_run.log, to compare runs of one test.'),
     _S(DEBUG, 'graph_file', 'string', None,
        'Write the training graph (GraphDef text) to this file.'),
     # -- ours
@@ -397,12 +467,8 @@ FLAG_SPECS = (
              'loss scaling is not needed for bfloat16 on CPU'),
     _refused('fp16_vars', 'boolean', False,
              'variables are always float32 master copies'),
-    _refused('tfprof_file', 'string', None,
-             'use --trace_file for a Chrome trace'),
     _refused('debugger', 'string', None,
              'tfdbg was removed from TensorFlow 2.x'),
-    _refused('benchmark_log_dir', 'string', None,
-             'the JSON run record in --result_dir replaces it'),
     _refused('ml_perf', 'boolean', False,
              'MLPerf compliance mode is not implemented'),
     _refused('horovod_device', 'string', '',

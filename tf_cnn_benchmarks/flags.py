@@ -215,6 +215,7 @@ def validate(p):
                      'measures it; give only one of them.')
   _validate_input_flags(p)
   _validate_evaluation_flags(p)
+  _validate_freeze_flags(p)
   _validate_summary_flags(p)
   _validate_cluster_flags(p)
 
@@ -316,6 +317,25 @@ def _validate_evaluation_flags(p):
         '--eval_interval_secs=%d sets how often --eval looks for a newer '
         'checkpoint; add --eval (with --train_dir), or drop it.'
         % p.eval_interval_secs)
+
+
+def _validate_freeze_flags(p):
+  """--freeze_when_forward_only: the original's conditions, as usage errors."""
+  if not p.freeze_when_forward_only:
+    return
+  if not p.forward_only:
+    raise UsageError(
+        '--freeze_when_forward_only freezes the graph of a --forward_only '
+        'run; add --forward_only, or drop it.')
+  if p.train_dir:
+    raise UsageError(
+        '--freeze_when_forward_only turns the variables into constants, so '
+        'there is nothing to restore from or save to --train_dir; drop one '
+        'of them.')
+  if is_cluster_task(p):
+    raise UsageError(
+        '--freeze_when_forward_only runs in a single process; drop it from '
+        'cluster tasks.')
 
 
 def _validate_summary_flags(p):

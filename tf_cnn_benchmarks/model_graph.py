@@ -62,13 +62,43 @@ def _tower_loss(logits, aux, labels, num_classes):
   return loss
 
 
-def _weight_decay(variables, rate):
-  """L2 penalty over non-batch-norm variables (as the original)."""
+def _weight_decay(variables, rate, single_op=False):
+  """L2 penalty over non-batch-norm variables (as the original).
+
+  ``single_op`` (--single_l2_loss_op): one l2_loss over every weight
+  flattened and concatenated, instead of one op per weight and a sum; the
+  value is the same, the graph has fewer (larger) ops.
+  """
   decayed = [v for v in variables
              if layers.BATCHNORM_SCOPE not in v.op.name.split('/')]
   if not decayed or rate <= 0:
     return tf.constant(0.0)
+  if single_op:
+    return rate * tf.nn.l2_loss(tf.concat(
+        [tf.reshape(v, [-1]) for v in decayed], axis=0))
   return rate * tf.math.add_n([tf.nn.l2_loss(v) for v in decayed])
+
+
+def densify(grads):
+  """--sparse_to_dense_grads: IndexedSlices (sparse gradients, e.g. of a
+  gather) as dense tensors; dense gradients pass unchanged."""
+  return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+          for g in grads]
+
+
+def _learning_rate(rc, global_step):
+  """The schedule's tensor; on this worker's CPU with --compute_lr_on_cpu
+  (keeps the few scalar ops out of an accelerator's or XLA's graph)."""
+  params = rc.params
+  scope = contextlib.nullcontext()
+  if params.compute_lr_on_cpu:
+    cpu = tf.DeviceSpec.from_string(rc.tower_devices[0]).replace(
+        device_type='CPU', device_index=0)
+    scope = tf1.device(cpu.to_string())
+  with scope:
+    return optimizers.learning_rate(
+        params, rc.model, global_step, rc.global_batch_size,
+        rc.examples_per_epoch)
 
 
 def _correct_in_top_k(logits, labels, k):
@@ -134,9 +164,11 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
         total_loss = base_loss
         if rc.training:
           variables = vm.tower_variables(i)
-          total_loss = base_loss + _weight_decay(variables,
-                                                 params.weight_decay)
+          total_loss = base_loss + _weight_decay(
+              variables, params.weight_decay, params.single_l2_loss_op)
           grads = tf.gradients(total_loss, variables)
+          if params.sparse_to_dense_grads:
+            grads = densify(grads)
           if params.gradient_clip is not None:
             grads = [tf.clip_by_norm(g, params.gradient_clip) for g in grads]
           tower_grads.append(list(zip(grads, variables)))
@@ -160,9 +192,7 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
 
     lr = None
     if rc.training:
-      lr = optimizers.learning_rate(
-          params, rc.model, global_step, rc.global_batch_size,
-          rc.examples_per_epoch)
+      lr = _learning_rate(rc, global_step)
       optimizer = optimizers.make_optimizer(params, lr)
       with tf.control_dependencies(bn_update_ops):
         step_op = vm.apply_gradients(tower_grads, optimizer, global_step)

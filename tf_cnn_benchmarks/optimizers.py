@@ -24,7 +24,8 @@ def learning_rate(params, model, global_step, global_batch_size,
     initial = rates[0]
   else:
     initial = (params.init_learning_rate if params.init_learning_rate
-               is not None else model.default_learning_rate)
+               is not None else default_learning_rate(params, model,
+                                                      global_batch_size))
     lr = tf.constant(initial, tf.float32)
     if params.num_epochs_per_decay > 0:
       decay_steps = params.num_epochs_per_decay * steps_per_epoch
@@ -37,6 +38,21 @@ def learning_rate(params, model, global_step, global_batch_size,
     warm = initial * step / warmup_steps
     lr = tf.where(step < warmup_steps, warm, lr)
   return tf.cast(lr, tf.float32)
+
+
+# Batch size the ResNet base learning rate is given for (He et al. 2016).
+RESNET_BASE_LR_BATCH_SIZE = 256
+
+
+def default_learning_rate(params, model, global_batch_size):
+  """The model's rate, or --resnet_base_lr scaled linearly to the global
+  batch for the ImageNet ResNets (the models the original's flag applied
+  to)."""
+  if (params.resnet_base_lr and model.dataset == 'imagenet' and
+      model.name.startswith('resnet')):
+    return (params.resnet_base_lr * global_batch_size /
+            RESNET_BASE_LR_BATCH_SIZE)
+  return model.default_learning_rate
 
 
 def make_optimizer(params, lr):

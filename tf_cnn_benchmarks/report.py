@@ -64,9 +64,12 @@ class Reporter:
 
   loss_name = 'total_loss'
 
-  def step_row(self, step, times, loss, accuracy=None):
+  def step_row(self, step, times, loss, accuracy=None, images_per_sec=None):
+    """``images_per_sec``: the rate shown (default: the mean so far)."""
+    if images_per_sec is None:
+      images_per_sec = times.mean_speed()
     speed = 'images/sec: %.1f +/- %.1f (jitter = %.1f)' % (
-        times.mean_speed(), times.speed_uncertainty(), times.jitter())
+        images_per_sec, times.speed_uncertainty(), times.jitter())
     row = '%i\t%s\t%.3f' % (step, speed, loss)
     if accuracy is not None:
       row += '\t%.2f\t%.2f' % accuracy

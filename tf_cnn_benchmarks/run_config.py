@@ -134,6 +134,7 @@ def resolve(params, cluster_role=None) -> RunConfig:
   the number of workers.
   """
   notes = []
+  rewrite_options(params)  # a bad --rewriter_config is a usage error
   if (params.xla_compile or params.xla) and (
       params.device.lower() == 'cpu' or not tf.test.is_built_with_cuda()):
     _enable_xla_auto_clustering_on_cpu()
@@ -243,6 +244,34 @@ def session_config(params, run_config, num_cpu_devices=None):
   if params.xla_compile or params.xla:
     config.graph_options.optimizer_options.global_jit_level = (
         tf.compat.v1.OptimizerOptions.ON_1)
+  custom = rewrite_options(params)
+  if custom is not None:
+    config.graph_options.rewrite_options.CopyFrom(custom)
+  elif not params.enable_optimizations:
+    # Grappler's meta-optimizer and the classic graph optimizer (constant
+    # folding, CSE, inlining) both off: the graph runs as built.
+    config.graph_options.optimizer_options.opt_level = (
+        tf.compat.v1.OptimizerOptions.L0)
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+  return config
+
+
+def rewrite_options(params):
+  """--rewriter_config as a RewriterConfig (None when not given); raises
+  UsageError for text that is not one."""
+  if not params.rewriter_config:
+    return None
+  from google.protobuf import text_format  # pylint: disable=g-import-not-at-top
+  from tensorflow.core.protobuf import rewriter_config_pb2  # pylint: disable=g-import-not-at-top
+  config = rewriter_config_pb2.RewriterConfig()
+  try:
+    text_format.Merge(params.rewriter_config, config)
+  except text_format.ParseError as e:
+    raise UsageError(
+        '--rewriter_config=%r is not a RewriterConfig in protobuf text '
+        'format (%s); give fields as name: value, e.g. --rewriter_config='
+        '"constant_folding: OFF arithmetic_optimization: OFF".' % (
+            params.rewriter_config, str(e).replace('\n', ' '))) from None
   return config
 
 

@@ -25,7 +25,8 @@ class Interrupted(Exception):
 class StepLoop:
 
   def __init__(self, params, rc, built, runner, times, reporter, stop,
-               result, checkpointer, evaluator=None, summaries=None):
+               result, checkpointer, evaluator=None, summaries=None,
+               metric_log=None):
     self.params = params
     self.rc = rc
     self.built = built
@@ -37,6 +38,8 @@ class StepLoop:
     self.checkpointer = checkpointer
     self.evaluator = evaluator
     self.summaries = summaries
+    # --benchmark_log_dir's logger (benchmark_logger.py), or None.
+    self.metric_log = metric_log
     self.with_accuracy = built.top_1_correct is not None
     # Correct predictions and examples seen by the timed steps.
     self.correct_1 = self.correct_5 = self.examples = 0
@@ -105,7 +108,14 @@ class StepLoop:
         accuracy = (values['top_1'] / rc.batch_size_per_worker,
                     values['top_5'] / rc.batch_size_per_worker)
     if step == 1 or step % self.params.display_every == 0:
-      self.reporter.step_row(step, self.times, values['loss'], accuracy)
+      ewma = self.params.display_perf_ewma
+      # The original treated 0 like unset: the plain mean.
+      speed = (self.times.ewma_speed(ewma) if ewma
+               else self.times.mean_speed())
+      self.reporter.step_row(step, self.times, values['loss'], accuracy,
+                             images_per_sec=speed)
+      if self.metric_log is not None:
+        self.metric_log.log_step_row(step, speed, accuracy)
     if 'summary' in values:
       self.summaries.write(values['summary'], self._first_global_step + step,
                            self.times.mean_speed())

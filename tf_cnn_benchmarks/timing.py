@@ -5,7 +5,8 @@ the JSON record both read their numbers from it, so they cannot disagree.
 Definitions follow the original tool (scripts parse them):
 
 * speed of a step = images in the step / its wall time;
-* row images/sec = images per step / mean step time so far;
+* row images/sec = images per step / mean step time so far (or their
+  exponentially weighted moving average, --display_perf_ewma);
 * ``+/-`` = standard deviation of per-step speeds / sqrt(n);
 * jitter = 1.4826 x median absolute deviation of per-step speeds;
 * total images/sec = workers x timed steps x images per step / wall time of
@@ -50,6 +51,18 @@ class StepTimes:
     if not self.timed:
       return 0.0
     return self.images_per_step / (sum(self.timed) / len(self.timed))
+
+  def ewma_speed(self, weight):
+    """Images per step / an exponentially weighted moving average of the
+    step times (--display_perf_ewma): the newest step has weight 1, each
+    older one (1 - weight) times the next newer one's; weight 1 is the
+    last step alone."""
+    if not self.timed:
+      return 0.0
+    n = len(self.timed)
+    weights = [(1.0 - weight) ** (n - 1 - i) for i in range(n)]
+    mean_time = sum(w * t for w, t in zip(weights, self.timed)) / sum(weights)
+    return self.images_per_step / mean_time
 
   def speed_uncertainty(self):
     speeds = self.speeds()
