@@ -1,6 +1,7 @@
 """Flags: names and defaults of the original, readable errors, exit code 2."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -219,7 +220,10 @@ def _original_flags():
   with open(ORIGINAL_FLAGS_TSV) as f:
     rows = [l.rstrip('\n').split('\t') for l in f
             if l.strip() and not l.startswith('#')]
-  return [(name[2:], default.strip('`')) for _, name, _, default in rows]
+  # An enum member's repr ("<NetworkTopology.DGX1: 'dgx1'>") stands for its
+  # value on the command line.
+  return [(name[2:], re.sub(r"^<\w+\.\w+: (.*)>$", r'\1', default.strip('`')))
+          for _, name, _, default in rows]
 
 
 def test_every_original_flag_is_answered():

@@ -3,6 +3,7 @@
 import sys
 
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
 from tf_cnn_benchmarks import openmp_env
@@ -19,7 +20,7 @@ def main(argv):
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
   role = None
-  if flags.is_cluster_task(params):
+  if flag_checks.is_cluster_task(params):
     from tf_cnn_benchmarks.cluster import roles  # pylint: disable=g-import-not-at-top
     try:
       # A bad host list or task index is reported before TensorFlow loads.

@@ -19,13 +19,13 @@ import dataclasses
 import math
 from typing import Optional
 
-from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks import flag_checks
 
 
 def during_training(params):
   """Does this run evaluate while it trains?"""
   return any(getattr(params, name)
-             for name in flags.EVAL_DURING_TRAINING_FLAGS)
+             for name in flag_checks.EVAL_DURING_TRAINING_FLAGS)
 
 
 def schedule(params, num_batches, steps_per_epoch):
@@ -43,7 +43,7 @@ def schedule(params, num_batches, steps_per_epoch):
     n = max(1, int(round(params.eval_during_training_every_n_epochs *
                          steps_per_epoch)))
     steps.update(range(n, num_batches + 1, n))
-  # The lists were checked to be numbers by flags.validate.
+  # The lists were checked to be numbers by flag_checks.validate.
   steps.update(int(s) for s in params.eval_during_training_at_specified_steps)
   steps.update(max(1, int(round(float(e) * steps_per_epoch)))
                for e in params.eval_during_training_at_specified_epochs)

@@ -202,10 +202,10 @@ FLAG_SPECS = (
        'rotation and scaling of the chroma plane) instead of with the '
        'RGB/HSV ops.'),
     # The original's only pipeline here is tf.data (True); False, its
-    # RecordInput queue path, is refused in flags.validate.
+    # RecordInput queue path, is refused in flag_checks.validate.
     _S(DATA, 'use_datasets', 'boolean', True,
        'Read input with tf.data (the only pipeline; False is refused).'),
-    # A string, as in the original; flags.validate names the choices.
+    # A string, as in the original; flag_checks.validate names the choices.
     _S(DATA, 'input_preprocessor', 'string', 'default',
        'Preprocessing of the images: default (the only one implemented).'),
     _S(DATA, 'fuse_decode_and_crop', 'boolean', True,

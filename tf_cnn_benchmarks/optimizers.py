@@ -6,7 +6,7 @@ step boundaries with the global batch size and the dataset's epoch size.
 
 import tensorflow as tf
 
-from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks import flag_checks
 
 tf1 = tf.compat.v1
 
@@ -17,7 +17,7 @@ def learning_rate(params, model, global_step, global_batch_size,
   steps_per_epoch = max(1.0, examples_per_epoch / float(global_batch_size))
   step = tf.cast(global_step, tf.float32)
   if params.piecewise_learning_rate_schedule:
-    rates, bounds = flags.parse_piecewise_schedule(
+    rates, bounds = flag_checks.parse_piecewise_schedule(
         params.piecewise_learning_rate_schedule)
     boundaries = [int(b * steps_per_epoch) for b in bounds]
     lr = tf1.train.piecewise_constant(global_step, boundaries, rates)

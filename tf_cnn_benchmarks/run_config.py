@@ -17,7 +17,7 @@ import preprocessing
 from models import registry
 from preprocessing import synthetic
 from tf_cnn_benchmarks import evaluation
-from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks import usage_errors
 from tf_cnn_benchmarks.flags import UsageError
 
 TRAINING, TRAINING_AND_EVALUATION = 'training', 'training + evaluation'
@@ -143,7 +143,7 @@ def resolve(params, cluster_role=None) -> RunConfig:
     model = registry.get_model(params.model, data_name)
   except registry.UnknownModelError as e:
     raise UsageError('%s%s Run with --list_models to see them all.' % (
-        e, flags.did_you_mean(params.model, registry.model_names(
+        e, usage_errors.did_you_mean(params.model, registry.model_names(
             data_name))))
 
   device_type = params.device.lower()

@@ -1,0 +1,280 @@
+"""Checks of flag values and combinations that need no TensorFlow.
+
+``validate(params)`` runs every time a Params is built (flags.py): a bad
+combination is one paragraph saying what is wrong and what to do, before
+anything is loaded or started.
+"""
+
+from tf_cnn_benchmarks.flag_specs import (FLAG_SPECS, REFUSED_SPECS,
+                                          SERVER_PROTOCOLS)
+from tf_cnn_benchmarks.usage_errors import UsageError
+from tf_cnn_benchmarks.variable_update import all_reduce_spec
+from tf_cnn_benchmarks.variable_update import modes
+
+
+def is_cluster_task(p):
+  """Is this process a task of a cluster (vs. a single-process run)?"""
+  return bool(p.job_name or p.cluster_spec)
+
+
+def validate(p):
+  """Checks flag combinations that need no TensorFlow; raises UsageError."""
+  for s in REFUSED_SPECS:
+    if getattr(p, s.name) != s.default:
+      raise UsageError(
+          '--%s is a flag of the original tf_cnn_benchmarks that this '
+          'harness does not implement (%s). Remove it from the command '
+          'line.' % (s.name, s.refused))
+  for s in FLAG_SPECS:
+    reason = s.refused_values and dict(s.refused_values).get(
+        getattr(p, s.name))
+    if reason:
+      raise UsageError('--%s=%s is not implemented: %s.' % (
+          s.name, getattr(p, s.name), reason))
+  if p.num_batches is not None and p.num_epochs is not None:
+    raise UsageError(
+        '--num_batches and --num_epochs both set the run length; give only '
+        'one of them.')
+  if p.forward_only and p.eval:
+    raise UsageError(
+        '--forward_only and --eval are two different modes; --eval already '
+        'runs forward passes only (on the checkpoint in --train_dir). Give '
+        'one of them.')
+  if p.eval and not p.train_dir:
+    raise UsageError(
+        '--eval evaluates the latest checkpoint in --train_dir, but no '
+        '--train_dir was given. Train first with --train_dir=DIR, then run '
+        '--eval --train_dir=DIR.')
+  if p.data_name and p.data_dir is None and p.data_name not in (
+      'imagenet', 'cifar10'):
+    raise UsageError('--data_name must be imagenet or cifar10.')
+  if p.input_only and (p.eval or p.forward_only):
+    raise UsageError('--input_only measures the input pipeline alone; it '
+                     'cannot be combined with --eval or --forward_only.')
+  if p.input_only and p.data_dir is None:
+    raise UsageError('--input_only measures a real input pipeline; give '
+                     '--data_dir (synthetic data has no pipeline to '
+                     'measure).')
+  _validate_all_reduce_flags(p)
+  if p.piecewise_learning_rate_schedule:
+    parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
+    if p.init_learning_rate is not None:
+      raise UsageError(
+          '--piecewise_learning_rate_schedule already gives the initial '
+          'learning rate; drop --init_learning_rate.')
+  if (p.num_epochs_per_decay > 0) != (p.learning_rate_decay_factor > 0):
+    raise UsageError(
+        '--num_epochs_per_decay and --learning_rate_decay_factor go '
+        'together: give both (exponential decay) or neither.')
+  if p.batch_group_size > 1 and is_cluster_task(p):
+    raise UsageError(
+        '--batch_group_size=%d runs several steps per session.run in a '
+        'single process only; a cluster task runs one step per call (its '
+        'peers synchronise every step). Remove the flag.' %
+        p.batch_group_size)
+  if p.peak_gflops and p.measure_peak:
+    raise UsageError('--peak_gflops gives the peak and --measure_peak '
+                     'measures it; give only one of them.')
+  _validate_input_flags(p)
+  _validate_evaluation_flags(p)
+  _validate_freeze_flags(p)
+  _validate_summary_flags(p)
+  _validate_cluster_flags(p)
+
+
+# Flags that tune replicated mode's all-reduce (variable_update/all_reduce.py).
+ALL_REDUCE_TUNING_FLAGS = ('agg_small_grads_max_bytes', 'gradient_repacking')
+
+
+def _validate_all_reduce_flags(p):
+  if p.all_reduce_spec:
+    try:
+      ranges = all_reduce_spec.parse(p.all_reduce_spec)
+    except all_reduce_spec.SpecError as e:
+      raise UsageError(str(e)) from None
+    reason = all_reduce_spec.refusal(ranges, p.variable_update)
+    if reason:
+      raise UsageError('--all_reduce_spec=%s with --variable_update=%s is '
+                       'not supported: %s.' % (
+                           p.all_reduce_spec, p.variable_update, reason))
+  for name in ALL_REDUCE_TUNING_FLAGS:
+    if getattr(p, name) and p.variable_update != 'replicated':
+      raise UsageError('--%s tunes replicated mode\'s all-reduce; it does '
+                       'nothing with --variable_update=%s.' % (
+                           name, p.variable_update))
+  if p.variable_consistency == 'relaxed' and p.variable_update not in (
+      'replicated', 'distributed_replicated'):
+    raise UsageError(
+        '--variable_consistency=relaxed defers gradients by one step in '
+        'replicated and distributed_replicated mode; --variable_update=%s '
+        'has no such step.' % p.variable_update)
+
+
+# The original's --input_preprocessor names other than 'default', and why
+# they are refused.
+REFUSED_INPUT_PREPROCESSORS = {
+    'official_models_imagenet':
+        'it ran the preprocessing of tensorflow/models\' official ResNet '
+        '(channel-mean subtraction instead of scaling to [-1, 1]), which '
+        'this harness does not carry',
+}
+
+
+def _validate_input_flags(p):
+  if not p.use_datasets:
+    raise UsageError(
+        '--use_datasets=False selected the original\'s RecordInput queue '
+        'pipeline (TensorFlow 1 queue ops), which this harness does not '
+        'implement; every input is read with tf.data. Drop the flag (or '
+        'give --use_datasets).')
+  if p.input_preprocessor != 'default':
+    why = REFUSED_INPUT_PREPROCESSORS.get(
+        p.input_preprocessor, 'it is not a preprocessor of the original '
+        'for imagenet or cifar10')
+    raise UsageError(
+        '--input_preprocessor=%s is not implemented (%s); use '
+        '--input_preprocessor=default.' % (p.input_preprocessor, why))
+
+
+# Any of these makes a run evaluate while it trains (evaluation.py).
+EVAL_DURING_TRAINING_FLAGS = ('eval_during_training_every_n_steps',
+                              'eval_during_training_every_n_epochs',
+                              'eval_during_training_at_specified_steps',
+                              'eval_during_training_at_specified_epochs')
+
+
+def _check_numbers(p, name, kind):
+  """A --name=a,b,c list flag whose entries must be ``kind`` >= 0."""
+  try:
+    if all(kind(v) >= 0 for v in getattr(p, name)):
+      return
+  except ValueError:
+    pass
+  raise UsageError('--%s=%s: expected a comma-separated list of %s >= 0, '
+                   'e.g. %s.' % (name, ','.join(getattr(p, name)),
+                                 'integers' if kind is int else 'numbers',
+                                 '100,500' if kind is int else '0.5,1'))
+
+
+def _validate_evaluation_flags(p):
+  _check_numbers(p, 'eval_during_training_at_specified_steps', int)
+  _check_numbers(p, 'eval_during_training_at_specified_epochs', float)
+  during = [n for n in EVAL_DURING_TRAINING_FLAGS if getattr(p, n)]
+  if during and (p.eval or p.forward_only or p.input_only):
+    raise UsageError(
+        '--%s evaluates while training; it cannot be combined with --eval, '
+        '--forward_only or --input_only (which do not train).' % during[0])
+  if during and is_cluster_task(p):
+    raise UsageError(
+        '--%s runs in a single process; in a cluster, evaluate the '
+        'checkpoints the chief writes to --train_dir with a separate '
+        '--eval --eval_interval_secs=N process.' % during[0])
+  if p.stop_at_top_1_accuracy is not None and not during:
+    raise UsageError(
+        '--stop_at_top_1_accuracy needs evaluation during training: add '
+        '--eval_during_training_every_n_steps=N (or _every_n_epochs, '
+        '_at_specified_steps, _at_specified_epochs).')
+  if p.eval_interval_secs and not p.eval:
+    raise UsageError(
+        '--eval_interval_secs=%d sets how often --eval looks for a newer '
+        'checkpoint; add --eval (with --train_dir), or drop it.'
+        % p.eval_interval_secs)
+
+
+def _validate_freeze_flags(p):
+  """--freeze_when_forward_only: the original's conditions, as usage errors."""
+  if not p.freeze_when_forward_only:
+    return
+  if not p.forward_only:
+    raise UsageError(
+        '--freeze_when_forward_only freezes the graph of a --forward_only '
+        'run; add --forward_only, or drop it.')
+  if p.train_dir:
+    raise UsageError(
+        '--freeze_when_forward_only turns the variables into constants, so '
+        'there is nothing to restore from or save to --train_dir; drop one '
+        'of them.')
+  if is_cluster_task(p):
+    raise UsageError(
+        '--freeze_when_forward_only runs in a single process; drop it from '
+        'cluster tasks.')
+
+
+def _validate_summary_flags(p):
+  if not p.summary_verbosity:
+    return
+  if is_cluster_task(p):
+    raise UsageError(
+        '--summary_verbosity writes TensorBoard summaries from a single '
+        'process; drop it from cluster tasks (their run records hold every '
+        'step time and loss).')
+  if p.eval:
+    return  # --eval writes accuracies to --eval_dir.
+  if not p.train_dir:
+    raise UsageError(
+        '--summary_verbosity=%d writes TensorBoard summaries to --train_dir; '
+        'give --train_dir=DIR.' % p.summary_verbosity)
+  if not p.save_summaries_steps:
+    raise UsageError(
+        '--summary_verbosity=%d needs --save_summaries_steps=N: how often '
+        'to write them.' % p.summary_verbosity)
+  if p.batch_group_size > 1:
+    raise UsageError(
+        '--summary_verbosity fetches summaries with single steps; it cannot '
+        'be combined with --batch_group_size=%d.' % p.batch_group_size)
+
+
+def _validate_cluster_flags(p):
+  """Cluster checks that need no host list (cluster/roles.py checks those)."""
+  mode = modes.get(p.variable_update)
+  if not is_cluster_task(p):
+    if not mode.runs_locally:
+      raise UsageError(
+          '--variable_update=%s runs across a cluster; it needs --job_name, '
+          '--ps_hosts/--worker_hosts and --task_index, or --cluster_spec '
+          '(or use one of %s on a single machine; `tf_cnn_benchmarks launch` '
+          'starts a local cluster for you).' % (
+              p.variable_update, ', '.join(modes.names(runs_locally=True))))
+    return
+  if not mode.runs_in_cluster:
+    raise UsageError(
+        '--variable_update=%s runs in a single process, but a cluster task '
+        'was given (--job_name/--cluster_spec); in a cluster use one of %s.'
+        % (p.variable_update, ', '.join(modes.names(runs_in_cluster=True))))
+  if p.job_name and not (p.worker_hosts or p.cluster_spec):
+    raise UsageError('--job_name=%s needs --worker_hosts (and --ps_hosts '
+                     'for ps modes), or --cluster_spec.' % p.job_name)
+  if p.server_protocol not in SERVER_PROTOCOLS:
+    raise UsageError(
+        '--server_protocol=%s is not a TensorFlow server protocol; known '
+        'protocols: %s.' % (p.server_protocol, ', '.join(SERVER_PROTOCOLS)))
+  if not p.cross_replica_sync and mode.all_reduce:
+    raise UsageError(
+        '--variable_update=%s is synchronous by construction (an all-reduce '
+        'needs every worker); --cross_replica_sync=False applies to '
+        'parameter_server and distributed_replicated.' % p.variable_update)
+  if p.eval:
+    raise UsageError(
+        '--eval runs in a single process: evaluate the checkpoint the '
+        'cluster\'s chief wrote to --train_dir with a plain run (no '
+        '--job_name/--cluster_spec).')
+
+
+def parse_piecewise_schedule(text):
+  """'r0;e1;r1;...' -> (rates, boundaries_in_epochs); UsageError if bad."""
+  parts = text.split(';')
+  try:
+    values = [float(x) for x in parts]
+  except ValueError:
+    values = None
+  if values is None or len(parts) % 2 != 1:
+    raise UsageError(
+        '--piecewise_learning_rate_schedule=%r is not of the form '
+        '"rate;epoch;rate;epoch;...;rate" (numbers separated by ";", odd '
+        'count), e.g. "0.1;30;0.01;60;0.001".' % text)
+  rates, bounds = values[0::2], values[1::2]
+  if any(b2 <= b1 for b1, b2 in zip(bounds, bounds[1:])) or any(
+      b <= 0 for b in bounds):
+    raise UsageError('--piecewise_learning_rate_schedule=%r: epoch '
+                     'boundaries must be positive and increasing.' % text)
+  return rates, bounds
