@@ -33,6 +33,7 @@ def test_every_required_model_is_registered():
               'inception3', 'inception4', 'vgg11', 'vgg16', 'vgg19',
               'resnet50', 'resnet101', 'resnet152', 'resnet50_v1.5',
               'resnet50_v2', 'resnet101_v2', 'resnet152_v2', 'mobilenet',
+              'mobilenet_v1',
               'mobilenet_v2', 'densenet121', 'densenet169', 'densenet201',
               'nasnet', 'nasnetlarge'}
   cifar = {'trivial', 'alexnet', 'densenet40_k12', 'densenet100_k12',
