@@ -36,6 +36,8 @@ def test_every_required_model_is_registered():
               'mobilenet_v1',
               'mobilenet_v2', 'densenet121', 'densenet169', 'densenet201',
               'nasnet', 'nasnetlarge'}
+  for depth in (18, 34, 50, 101, 152, 200):
+    imagenet |= {'official_resnet%d' % depth, 'official_resnet%d_v2' % depth}
   cifar = {'trivial', 'alexnet', 'densenet40_k12', 'densenet100_k12',
            'densenet100_k24'}
   for depth in (20, 32, 44, 56, 110):
