@@ -73,3 +73,43 @@ def test_duplicate_registration_is_refused():
   spec = registry.get_model('trivial')
   with pytest.raises(ValueError, match='already registered'):
     registry.register(spec)
+
+
+# Every name the original's model_config.py registered for these datasets
+# (mobilenet, nasnet and nasnetlarge through its TF1-only registrations).
+ORIGINAL_NAMES = {
+    registry.IMAGENET: (
+        ['vgg11', 'vgg16', 'vgg19', 'lenet', 'googlenet', 'overfeat',
+         'alexnet', 'trivial', 'inception3', 'inception4', 'resnet50',
+         'resnet50_v1.5', 'resnet50_v2', 'resnet101', 'resnet101_v2',
+         'resnet152', 'resnet152_v2', 'ncf', 'mobilenet', 'nasnet',
+         'nasnetlarge'] +
+        ['official_resnet%d%s' % (d, s) for d in (18, 34, 50, 101, 152, 200)
+         for s in ('', '_v2')]),
+    registry.CIFAR10: (
+        ['alexnet', 'trivial', 'densenet40_k12', 'densenet100_k12',
+         'densenet100_k24', 'nasnet'] +
+        ['resnet%d%s' % (d, s) for d in (20, 32, 44, 56, 110)
+         for s in ('', '_v2')]),
+}
+
+
+@pytest.mark.parametrize('dataset', registry.DATASETS)
+def test_every_original_name_is_built_or_says_why_not(dataset):
+  for name in ORIGINAL_NAMES[dataset]:
+    if name in registry.model_names(dataset):
+      continue
+    reason = registry.not_provided_reason(name, dataset)
+    assert reason and 'not provided' in reason, (dataset, name)
+    with pytest.raises(registry.ModelNotProvidedError):
+      registry.get_model(name, dataset)
+
+
+def test_ncf_is_refused_with_the_reason_and_an_alternative():
+  for dataset in registry.DATASETS:
+    with pytest.raises(registry.ModelNotProvidedError) as e:
+      registry.get_model('ncf', dataset)
+    message = str(e.value)
+    assert 'recommendation model' in message and 'not a CNN' in message
+    assert 'ncf_keras_main.py' in message
+    assert 'Unknown model' not in message

@@ -122,6 +122,8 @@ def resolve(params, cluster_role=None) -> RunConfig:
     model = registry.get_model(params.model, data_name)
   except registry.UnknownModelError as e:
     raise UsageError(str(e) + ' Run with --list_models to see them all.')
+  except registry.ModelNotProvidedError as e:
+    raise UsageError(str(e))
 
   device_type = params.device.lower()
   has_gpu = gpus_available()
