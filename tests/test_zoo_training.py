@@ -5,6 +5,7 @@ loss, gradients and update all have to work for each model (the original
 registered models that crashed before their first step).
 """
 
+import functools
 import math
 
 import pytest
@@ -12,7 +13,28 @@ import pytest
 from models import registry
 from tests.driver_helpers import run_quietly
 
-SPECS = registry.all_specs()
+
+def network_key(spec):
+  """What a spec builds: names with the same key train the same graph."""
+  build = spec.build
+  if isinstance(build, functools.partial):
+    build = (build.func, build.args, tuple(sorted(build.keywords.items())))
+  return spec.dataset, spec.image_size, build
+
+
+def one_spec_per_network():
+  """Aliases (mobilenet_v2) and the original's second names for a network
+  (official_resnet50 is resnet50_v1.5) would only train the same graph
+  again, at a minute or so each for the deep ones: the first name stands
+  for all of them."""
+  chosen = []  # compared with ==: some configurations hold lists
+  for spec in registry.all_specs():
+    if all(network_key(spec) != network_key(c) for c in chosen):
+      chosen.append(spec)
+  return chosen
+
+
+SPECS = one_spec_per_network()
 
 
 @pytest.mark.slow
@@ -113,3 +135,14 @@ def test_ncf_is_refused_with_the_reason_and_an_alternative():
     assert 'recommendation model' in message and 'not a CNN' in message
     assert 'ncf_keras_main.py' in message
     assert 'Unknown model' not in message
+
+
+def test_only_same_networks_share_a_training_run():
+  names = {s.name for s in SPECS if s.dataset == registry.IMAGENET}
+  assert {'mobilenet', 'mobilenet_v1', 'official_resnet18',
+          'official_resnet200_v2'} <= names
+  # One of each pair of names for one network.
+  assert len({'mobilenet', 'mobilenet_v2'} & names) == 1
+  assert len({'official_resnet50', 'resnet50_v1.5'} & names) == 1
+  assert len({'official_resnet101_v2', 'resnet101_v2'} & names) == 1
+  assert len({'official_resnet101', 'resnet101'} & names) == 2  # v1.5, v1
