@@ -68,6 +68,33 @@ class UnknownModelError(ValueError):
   """Raised for a model name that is not registered for a dataset."""
 
 
+class ModelNotProvidedError(ValueError):
+  """Raised for a name the original tool registered that is not built here.
+
+  Its message says why and what to use instead: "unknown model" would
+  wrongly suggest a typo to someone who pasted a working original command.
+  """
+
+
+# (name, dataset or None for every dataset) -> why not, and what instead.
+NOT_PROVIDED = {
+    ('ncf', None): (
+        "--model=ncf is not provided: the original's ncf is NCF (neural "
+        "collaborative filtering), a recommendation model, not a CNN. It "
+        "reads integer user and item ids instead of images, has its own "
+        "two-class loss and sparse embedding gradients (the original ran it "
+        "on synthetic data on one GPU only, with --sparse_to_dense_grads), "
+        "and its speed is not images/sec; this harness's input, loss and "
+        "variable-update paths are built for image classifiers. To benchmark "
+        "NCF use the TensorFlow Model Garden's "
+        "official/recommendation/ncf_keras_main.py (tensorflow/models)."),
+    ('nasnet', CIFAR10): (
+        "--model=nasnet with --data_name=cifar10 is not provided: the "
+        "original's CIFAR-10 NASNet-A (6@768) is not built here. nasnet and "
+        "nasnetlarge exist for imagenet (--data_name=imagenet)."),
+}
+
+
 def register(spec: ModelSpec) -> ModelSpec:
   if spec.dataset not in DATASETS:
     raise ValueError('unknown dataset %r for model %r' % (spec.dataset,
@@ -93,9 +120,17 @@ def model_names(dataset=None):
   return sorted({n for (d, n) in _REGISTRY if dataset in (None, d)})
 
 
+def not_provided_reason(name: str, dataset: str) -> Optional[str]:
+  """Why the original's ``name`` is not built here for ``dataset``, or None."""
+  return NOT_PROVIDED.get((name, dataset), NOT_PROVIDED.get((name, None)))
+
+
 def get_model(name: str, dataset: str = IMAGENET) -> ModelSpec:
   _load_all()
   spec = _REGISTRY.get((dataset, name))
+  reason = not_provided_reason(name, dataset)
+  if spec is None and reason:
+    raise ModelNotProvidedError(reason)
   if spec is None:
     other = [d for d in DATASETS if (d, name) in _REGISTRY]
     hint = (' It exists for %s; pass --data_name=%s.' % (other[0], other[0])

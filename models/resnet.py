@@ -13,6 +13,12 @@ Sources:
   implementations: a downsampling bottleneck strides in its 3x3 convolution
   instead of its first 1x1 (which would otherwise skip three quarters of the
   input pixels). It has exactly the parameters of v1.
+* ResNet-18/34 (table 1 again) use two-convolution "basic" blocks on the
+  ImageNet stem; ResNet-200 is the deeper bottleneck network of the
+  pre-activation paper. The original tool offered these depths only as
+  ``official_resnet*``: its wrapper of the TensorFlow Model Garden's ResNet
+  (official/r1/resnet), whose version 1 strides in the 3x3 convolution (v1.5
+  here) and whose version 2 is the pre-activation network.
 
 A network is a stem, a list of stages and a classifier. What differs between
 the variants is captured by two block properties (where the stride goes and
@@ -59,8 +65,14 @@ class ResNetConfig:
     return self.version == V2
 
 
-# Table 1 of He et al. 2016: bottleneck blocks per stage; widths 64..512.
-IMAGENET_BLOCKS = {50: (3, 4, 6, 3), 101: (3, 4, 23, 3), 152: (3, 8, 36, 3)}
+# Table 1 of He et al. 2016: blocks per stage; widths 64..512. Depth 200
+# (He et al. 2016b) has the same stage widths with more blocks.
+IMAGENET_BLOCKS = {18: (2, 2, 2, 2), 34: (3, 4, 6, 3), 50: (3, 4, 6, 3),
+                   101: (3, 4, 23, 3), 152: (3, 8, 36, 3),
+                   200: (3, 24, 36, 3)}
+# Below 50 layers the blocks are basic (two 3x3 convolutions), from 50 on
+# bottlenecks: table 1, and the same rule in the Model Garden's ResNet.
+FIRST_BOTTLENECK_DEPTH = 50
 IMAGENET_FILTERS = (64, 128, 256, 512)
 IMAGENET_STRIDES = (1, 2, 2, 2)  # the stem's max pool already halved stage 1
 BOTTLENECK_EXPANSION = 4
@@ -74,8 +86,9 @@ CIFAR_STRIDES = (1, 2, 2)
 def imagenet_config(depth, version):
   stages = tuple(Stage(n, f, s) for n, f, s in zip(
       IMAGENET_BLOCKS[depth], IMAGENET_FILTERS, IMAGENET_STRIDES))
-  return ResNetConfig('imagenet', stages, bottleneck=True, version=version,
-                      shortcut=PROJECTION)
+  return ResNetConfig('imagenet', stages,
+                      bottleneck=depth >= FIRST_BOTTLENECK_DEPTH,
+                      version=version, shortcut=PROJECTION)
 
 
 def cifar_config(depth, version):
@@ -217,19 +230,41 @@ IMAGENET_VARIANTS = {50: (('', V1), ('_v1.5', V1_5), ('_v2', V2)),
                      152: (('', V1), ('_v2', V2))}
 CIFAR_VARIANTS = (('', V1), ('_v2', V2))
 
+# The original's official_resnet<depth>[_v2] (its official_resnet_model.py):
+# the Model Garden's version 1 is v1.5 here (stride in the 3x3 convolution;
+# basic blocks have only 3x3 ones, so at 18 and 34 layers v1 and v1.5 are the
+# same network), its version 2 is v2. Its head has 1001 classes like ours.
+OFFICIAL_DEPTHS = (18, 34, 50, 101, 152, 200)
+OFFICIAL_VARIANTS = (('', V1_5), ('_v2', V2))
+
+
+def _register_imagenet(name, depth, version, batch_size, description):
+  registry.register(registry.ModelSpec(
+      name, registry.IMAGENET, image_size=224, default_batch_size=batch_size,
+      default_learning_rate=imagenet_learning_rate(batch_size),
+      build=functools.partial(build_resnet, imagenet_config(depth, version)),
+      description=description))
+
 
 def _register_models():
   for depth, variants in IMAGENET_VARIANTS.items():
-    batch_size = 64 if depth == 50 else 32
     for suffix, version in variants:
-      registry.register(registry.ModelSpec(
-          'resnet%d%s' % (depth, suffix), registry.IMAGENET, image_size=224,
-          default_batch_size=batch_size,
-          default_learning_rate=imagenet_learning_rate(batch_size),
-          build=functools.partial(build_resnet,
-                                  imagenet_config(depth, version)),
+      _register_imagenet(
+          'resnet%d%s' % (depth, suffix), depth, version,
+          batch_size=64 if depth == 50 else 32,
           description='ResNet-%d %s (He et al. 2016), bottleneck blocks' % (
-              depth, version)))
+              depth, version))
+  for depth in OFFICIAL_DEPTHS:
+    for suffix, version in OFFICIAL_VARIANTS:
+      # The original's default batches: 128 at depth 50, else 32. Its rate,
+      # 0.0125 per 32 images, is the linear scaling rule's 0.1 per 256.
+      _register_imagenet(
+          'official_resnet%d%s' % (depth, suffix), depth, version,
+          batch_size=128 if depth == 50 else 32,
+          description='ResNet-%d %s, %s blocks (as the original\'s '
+          'official_resnet, the Model Garden ResNet)' % (
+              depth, version,
+              'bottleneck' if depth >= FIRST_BOTTLENECK_DEPTH else 'basic'))
   for depth in CIFAR_DEPTHS:
     for suffix, version in CIFAR_VARIANTS:
       registry.register(registry.ModelSpec(

@@ -5,6 +5,7 @@ loss, gradients and update all have to work for each model (the original
 registered models that crashed before their first step).
 """
 
+import functools
 import math
 
 import pytest
@@ -12,7 +13,28 @@ import pytest
 from models import registry
 from tests.driver_helpers import run_quietly
 
-SPECS = registry.all_specs()
+
+def network_key(spec):
+  """What a spec builds: names with the same key train the same graph."""
+  build = spec.build
+  if isinstance(build, functools.partial):
+    build = (build.func, build.args, tuple(sorted(build.keywords.items())))
+  return spec.dataset, spec.image_size, build
+
+
+def one_spec_per_network():
+  """Aliases (mobilenet_v2) and the original's second names for a network
+  (official_resnet50 is resnet50_v1.5) would only train the same graph
+  again, at a minute or so each for the deep ones: the first name stands
+  for all of them."""
+  chosen = []  # compared with ==: some configurations hold lists
+  for spec in registry.all_specs():
+    if all(network_key(spec) != network_key(c) for c in chosen):
+      chosen.append(spec)
+  return chosen
+
+
+SPECS = one_spec_per_network()
 
 
 @pytest.mark.slow
@@ -33,8 +55,11 @@ def test_every_required_model_is_registered():
               'inception3', 'inception4', 'vgg11', 'vgg16', 'vgg19',
               'resnet50', 'resnet101', 'resnet152', 'resnet50_v1.5',
               'resnet50_v2', 'resnet101_v2', 'resnet152_v2', 'mobilenet',
+              'mobilenet_v1',
               'mobilenet_v2', 'densenet121', 'densenet169', 'densenet201',
               'nasnet', 'nasnetlarge'}
+  for depth in (18, 34, 50, 101, 152, 200):
+    imagenet |= {'official_resnet%d' % depth, 'official_resnet%d_v2' % depth}
   cifar = {'trivial', 'alexnet', 'densenet40_k12', 'densenet100_k12',
            'densenet100_k24'}
   for depth in (20, 32, 44, 56, 110):
@@ -70,3 +95,54 @@ def test_duplicate_registration_is_refused():
   spec = registry.get_model('trivial')
   with pytest.raises(ValueError, match='already registered'):
     registry.register(spec)
+
+
+# Every name the original's model_config.py registered for these datasets
+# (mobilenet, nasnet and nasnetlarge through its TF1-only registrations).
+ORIGINAL_NAMES = {
+    registry.IMAGENET: (
+        ['vgg11', 'vgg16', 'vgg19', 'lenet', 'googlenet', 'overfeat',
+         'alexnet', 'trivial', 'inception3', 'inception4', 'resnet50',
+         'resnet50_v1.5', 'resnet50_v2', 'resnet101', 'resnet101_v2',
+         'resnet152', 'resnet152_v2', 'ncf', 'mobilenet', 'nasnet',
+         'nasnetlarge'] +
+        ['official_resnet%d%s' % (d, s) for d in (18, 34, 50, 101, 152, 200)
+         for s in ('', '_v2')]),
+    registry.CIFAR10: (
+        ['alexnet', 'trivial', 'densenet40_k12', 'densenet100_k12',
+         'densenet100_k24', 'nasnet'] +
+        ['resnet%d%s' % (d, s) for d in (20, 32, 44, 56, 110)
+         for s in ('', '_v2')]),
+}
+
+
+@pytest.mark.parametrize('dataset', registry.DATASETS)
+def test_every_original_name_is_built_or_says_why_not(dataset):
+  for name in ORIGINAL_NAMES[dataset]:
+    if name in registry.model_names(dataset):
+      continue
+    reason = registry.not_provided_reason(name, dataset)
+    assert reason and 'not provided' in reason, (dataset, name)
+    with pytest.raises(registry.ModelNotProvidedError):
+      registry.get_model(name, dataset)
+
+
+def test_ncf_is_refused_with_the_reason_and_an_alternative():
+  for dataset in registry.DATASETS:
+    with pytest.raises(registry.ModelNotProvidedError) as e:
+      registry.get_model('ncf', dataset)
+    message = str(e.value)
+    assert 'recommendation model' in message and 'not a CNN' in message
+    assert 'ncf_keras_main.py' in message
+    assert 'Unknown model' not in message
+
+
+def test_only_same_networks_share_a_training_run():
+  names = {s.name for s in SPECS if s.dataset == registry.IMAGENET}
+  assert {'mobilenet', 'mobilenet_v1', 'official_resnet18',
+          'official_resnet200_v2'} <= names
+  # One of each pair of names for one network.
+  assert len({'mobilenet', 'mobilenet_v2'} & names) == 1
+  assert len({'official_resnet50', 'resnet50_v1.5'} & names) == 1
+  assert len({'official_resnet101_v2', 'resnet101_v2'} & names) == 1
+  assert len({'official_resnet101', 'resnet101'} & names) == 2  # v1.5, v1

@@ -145,6 +145,8 @@ def resolve(params, cluster_role=None) -> RunConfig:
     raise UsageError('%s%s Run with --list_models to see them all.' % (
         e, usage_errors.did_you_mean(params.model, registry.model_names(
             data_name))))
+  except registry.ModelNotProvidedError as e:
+    raise UsageError(str(e))
 
   device_type = params.device.lower()
   has_gpu = gpus_available()

@@ -37,20 +37,23 @@ EXPECTED_PARAMETERS = {
     (registry.IMAGENET, 'alexnet'): with_1001_classes(
         61_100_840 + 3 * 3 * 384 * 128 + 128 + 3 * 3 * 128 * 256,
         4096),                                                 # 61,842,345
-    # overfeat fast model: no figure from a library; counted by hand from
-    # table 1 of the paper (which quotes "145M" for 1000 classes):
+    # overfeat fast model: no exact figure from a library; a hand count from
+    # table 1 of the paper, checked against the paper's own rounded "145M"
+    # (1000 classes) by test_overfeat_count_is_the_papers_145m:
     #   conv1 11*11*3*96+96 = 34,944      conv2 5*5*96*256+256 = 614,656
     #   conv3 3*3*256*512+512 = 1,180,160 conv4 3*3*512*1024+1024 = 4,719,616
     #   conv5 3*3*1024*1024+1024 = 9,438,208
     #   fc6 6*6*1024*3072+3072 = 113,249,280  fc7 3072*4096+4096 = 12,587,008
     #   fc8 4096*1001+1001 = 4,101,097
     (registry.IMAGENET, 'overfeat'): 145_924_969,
-    # lenet (the original tool's MNIST-tutorial layers on RGB input):
+    # lenet: a hand count (no library publishes this variant: the original
+    # tool's MNIST-tutorial layers on RGB input), layer by layer:
     #   conv1 5*5*3*32+32 = 2,432         conv2 5*5*32*64+64 = 51,264
     #   fc 7*7*64*512+512 = 1,606,144     logits 512*1001+1001 = 513,513
     # (the MNIST tutorial itself, 1 channel and 10 classes: 1,663,370).
     (registry.IMAGENET, 'lenet'): 2_173_353,
-    # CIFAR-10 alexnet (cifar10 tutorial layers on the full 32x32 image):
+    # CIFAR-10 alexnet: a hand count (no published figure for this variant:
+    # the cifar10 tutorial's layers on the full 32x32 image):
     #   conv1 5*5*3*64+64 = 4,864         conv2 5*5*64*64+64 = 102,464
     #   fc 8*8*64*384+384 = 1,573,248     fc 384*192+192 = 73,920
     #   logits 192*10+10 = 1,930

@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from models import inspect_model
+from models import mobilenet
 from models import registry
 from tests.models import zoo_checks
 
@@ -17,14 +18,15 @@ tf1 = tf.compat.v1
 # keras.applications.MobileNet(weights=None)). The non-trainable part is the
 # batch-norm moving mean and variance, which we also create but do not count
 # as trainable.
-KERAS_TOTAL = {'mobilenet': 4_253_864, 'mobilenet_v2': 3_538_984}
-KERAS_TRAINABLE = {'mobilenet': 4_231_976, 'mobilenet_v2': 3_504_872}
+# ``mobilenet`` is v2, as in the original tool; ``mobilenet_v2`` is its alias.
+KERAS_TOTAL = {'mobilenet_v1': 4_253_864, 'mobilenet': 3_538_984}
+KERAS_TRAINABLE = {'mobilenet_v1': 4_231_976, 'mobilenet': 3_504_872}
 KERAS_CLASSES = 1000
 
 # Channels entering the classifier (v1: last pointwise conv; v2: conv 1280).
-FEATURES = {'mobilenet': 1024, 'mobilenet_v2': 1280}
+FEATURES = {'mobilenet_v1': 1024, 'mobilenet': 1280}
 
-MODELS = ('mobilenet', 'mobilenet_v2')
+MODELS = ('mobilenet_v1', 'mobilenet')
 
 
 def _head_difference(name, num_classes):
@@ -61,7 +63,16 @@ def test_logits_shape(name, data_format):
   assert out.aux_logits is None
 
 
-@pytest.mark.parametrize('name', MODELS)
+def test_mobilenet_is_v2_as_in_the_original_and_mobilenet_v2_its_alias():
+  # The counts above tell v1 from v2; this ties the alias to the same network.
+  assert (registry.get_model('mobilenet_v2').build
+          is registry.get_model('mobilenet').build
+          is mobilenet.build_mobilenet_v2)
+  assert registry.get_model('mobilenet_v1').build is (
+      mobilenet.build_mobilenet_v1)
+
+
+@pytest.mark.parametrize('name', MODELS + ('mobilenet_v2',))
 def test_registered_with_original_defaults(name):
   spec = registry.get_model(name)
   assert (spec.image_size, spec.default_batch_size) == (224, 32)
@@ -79,7 +90,7 @@ def test_trains_nhwc(name):
 def test_trains_nchw_with_depthwise_convolutions_on_cpu():
   # Depthwise convolution (and its gradients) in NCHW run on CPU in
   # TF 2.21; this keeps it that way for the layout switch.
-  losses = inspect_model.train_steps(registry.get_model('mobilenet_v2'),
+  losses = inspect_model.train_steps(registry.get_model('mobilenet'),
                                      steps=1, batch_size=2,
                                      data_format='NCHW')
   assert all(math.isfinite(loss) for loss in losses)

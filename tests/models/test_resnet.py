@@ -89,6 +89,112 @@ def test_imagenet_v2_count_matches_keras(depth):
   assert ours_as_keras == KERAS_V2_1000[depth]
 
 
+# -- official_resnet<depth>[_v2]: basic blocks, depth 200 --------------------
+
+# Blocks per stage, written out again from the papers (He et al. 2016 table 1;
+# depth 200 from He et al. 2016b) rather than read from models/resnet.py.
+PAPER_BLOCKS = {18: (2, 2, 2, 2), 34: (3, 4, 6, 3), 50: (3, 4, 6, 3),
+                101: (3, 4, 23, 3), 152: (3, 8, 36, 3), 200: (3, 24, 36, 3)}
+# torchvision resnet18/34 (1000 classes, basic blocks, same layer kinds as
+# ours): the published figures for the shallow depths.
+TORCHVISION_BASIC_1000 = {18: 11_689_512, 34: 21_797_672}
+OFFICIAL_DEPTHS = (18, 34, 50, 101, 152, 200)
+
+
+def imagenet_resnet_parameters(depth, num_classes):
+  """(v1 trainable count, channels of all projection shortcuts).
+
+  Table 1 written out: a 7x7 stem, basic blocks below 50 layers and
+  bottlenecks from 50, a 1x1 projection (with batch norm) where a block
+  changes shape, bias-free convolutions each followed by batch norm
+  (gamma and beta), a fully connected classifier with biases.
+  """
+  bottleneck = depth >= 50
+
+  def conv_bn(kernel, cin, cout):
+    return kernel * kernel * cin * cout + 2 * cout
+
+  total = conv_bn(7, 3, 64)
+  width, projections = 64, 0
+  for stage, blocks in enumerate(PAPER_BLOCKS[depth]):
+    filters = 64 * 2 ** stage
+    out = 4 * filters if bottleneck else filters
+    for block in range(blocks):
+      if bottleneck:
+        total += (conv_bn(1, width, filters) + conv_bn(3, filters, filters)
+                  + conv_bn(1, filters, out))
+      else:
+        total += conv_bn(3, width, filters) + conv_bn(3, filters, filters)
+      if block == 0 and (width != out or stage > 0):
+        total += conv_bn(1, width, out)
+        projections += out
+      width = out
+  return total + width * num_classes + num_classes, projections
+
+
+@pytest.mark.parametrize('depth', [18, 34, 50, 101, 152])
+def test_parameter_formula_reproduces_torchvision(depth):
+  # The formula is what pins depth 200, for which no exact published figure
+  # is at hand; here it earns that trust on the five published depths.
+  published = {**TORCHVISION_1000, **TORCHVISION_BASIC_1000}[depth]
+  assert imagenet_resnet_parameters(depth, 1000)[0] == published
+
+
+@pytest.mark.parametrize('depth', OFFICIAL_DEPTHS)
+def test_official_resnet_count(depth):
+  name = 'official_resnet%d' % depth
+  assert registry.get_model(name).num_classes == 1001
+  expected, _ = imagenet_resnet_parameters(depth, 1001)
+  assert count(name, IMAGENET) == expected
+
+
+@pytest.mark.parametrize('depth', [18, 34])
+def test_official_basic_resnet_count_is_torchvision_plus_head(depth):
+  # Our 1001st class on 512 features: + 513.
+  assert count('official_resnet%d' % depth, IMAGENET) == (
+      TORCHVISION_BASIC_1000[depth] + 512 + 1)
+
+
+def test_official_resnet_count_literals():
+  assert count('official_resnet18', IMAGENET) == 11_690_025
+  assert count('official_resnet34', IMAGENET) == 21_798_185
+  assert count('official_resnet200', IMAGENET) == 64_675_881
+
+
+@pytest.mark.parametrize('depth', OFFICIAL_DEPTHS)
+def test_official_resnet_v2_count(depth):
+  # As derived above for v2: what pre-activation removes is the batch norm
+  # of every projection shortcut (2 parameters per channel), at any depth.
+  v1, projections = imagenet_resnet_parameters(depth, 1001)
+  assert count('official_resnet%d_v2' % depth, IMAGENET) == (
+      v1 - 2 * projections)
+
+
+def test_official_resnets_are_the_model_garden_versions():
+  # Its version 1 strides in the 3x3 convolution (v1.5), version 2 is the
+  # pre-activation network; at 50 layers and more they are our own.
+  def config(name):
+    return registry.get_model(name).build.args[0]
+  for depth in OFFICIAL_DEPTHS:
+    assert config('official_resnet%d' % depth).version == resnet.V1_5
+    assert config('official_resnet%d_v2' % depth).version == resnet.V2
+    assert config('official_resnet%d' % depth).bottleneck == (depth >= 50)
+  assert config('official_resnet50') == config('resnet50_v1.5')
+  for depth in (50, 101, 152):
+    assert config('official_resnet%d_v2' % depth) == config(
+        'resnet%d_v2' % depth)
+
+
+def test_official_resnet_defaults_follow_the_original():
+  for depth in OFFICIAL_DEPTHS:
+    for suffix in ('', '_v2'):
+      spec = registry.get_model('official_resnet%d%s' % (depth, suffix))
+      batch = 128 if depth == 50 else 32
+      assert (spec.image_size, spec.default_batch_size) == (224, batch)
+      # The original's 0.0125 per 32 images.
+      assert math.isclose(spec.default_learning_rate, 0.0125 * batch / 32)
+
+
 # -- CIFAR-10: exact counts, and the paper's rounded figures ---------------
 
 # He et al. 2016, table 6 (10 classes), in millions, and the rounding used.
@@ -142,12 +248,16 @@ def test_cifar_shortcuts_have_no_parameters():
 ALL_NAMES = ([(n, IMAGENET) for n in (
     'resnet50', 'resnet50_v1.5', 'resnet50_v2', 'resnet101', 'resnet101_v2',
     'resnet152', 'resnet152_v2')] +
+             [('official_resnet%d%s' % (d, s), IMAGENET)
+              for d in OFFICIAL_DEPTHS for s in ('', '_v2')] +
              [('resnet%d%s' % (d, s), CIFAR10)
               for d in resnet.CIFAR_DEPTHS for s in ('', '_v2')])
 
 
 def test_registered_names_and_defaults():
   for name, dataset in ALL_NAMES:
+    if name.startswith('official_'):
+      continue  # their defaults: test_official_resnet_defaults_...
     spec = registry.get_model(name, dataset)
     if dataset == IMAGENET:
       assert spec.image_size == 224
@@ -166,10 +276,12 @@ def test_logits_shape_nhwc(name, dataset):
   assert shape == [2, registry.NUM_CLASSES[dataset]]
 
 
-# One model per code path (v1/v1.5/v2 bottleneck, v1/v2 basic block).
+# One model per code path (v1/v1.5/v2 bottleneck, v1/v2 basic block with
+# projection or zero-padded shortcuts).
 @pytest.mark.parametrize('name,dataset', [
     ('resnet50', IMAGENET), ('resnet50_v1.5', IMAGENET),
-    ('resnet50_v2', IMAGENET), ('resnet20', CIFAR10),
+    ('resnet50_v2', IMAGENET), ('official_resnet18', IMAGENET),
+    ('official_resnet18_v2', IMAGENET), ('resnet20', CIFAR10),
     ('resnet20_v2', CIFAR10)])
 def test_logits_shape_and_count_nchw(name, dataset):
   _, shape = built(name, dataset, 'NCHW')
@@ -242,7 +354,7 @@ def nchw_convolution_runs_on_cpu():
 
 @pytest.mark.parametrize('name,dataset', [
     ('resnet50_v1.5', IMAGENET), ('resnet56_v2', CIFAR10),
-    ('resnet20', CIFAR10)])
+    ('resnet20', CIFAR10), ('official_resnet18', IMAGENET)])
 def test_trains(name, dataset):
   losses = inspect_model.train_steps(registry.get_model(name, dataset),
                                      steps=2, batch_size=2)
