@@ -147,3 +147,22 @@ def test_a_local_run_loads_nothing_from_the_cluster_runtime(tmp_path):
                         capture_output=True, text=True, timeout=280)
   assert done.returncode == 0, done.stdout + done.stderr
   assert 'LOADED []' in done.stdout, done.stdout
+
+
+def test_every_folder_of_code_is_an_installed_package():
+  """A wheel (not only an editable install) carries every folder."""
+  import setuptools  # pylint: disable=g-import-not-at-top
+  found = set(setuptools.find_packages(
+      ROOT, include=['%s*' % top for top in (PACKAGE,) + LIBRARIES]))
+  folders = set()
+  for top in (PACKAGE,) + LIBRARIES:
+    for folder, _, files in os.walk(os.path.join(ROOT, top)):
+      if any(f.endswith('.py') for f in files):
+        folders.add(os.path.relpath(folder, ROOT).replace(os.sep, '.'))
+  assert folders - found == set()
+
+
+def test_launched_tasks_import_this_checkout():
+  from tf_cnn_benchmarks.cluster import task_processes  # pylint: disable=g-import-not-at-top
+  first = task_processes._child_env()['PYTHONPATH'].split(os.pathsep)[0]  # pylint: disable=protected-access
+  assert os.path.isfile(os.path.join(first, PACKAGE, '__init__.py'))

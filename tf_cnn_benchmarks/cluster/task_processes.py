@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 
+import tf_cnn_benchmarks
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
 
@@ -75,10 +76,9 @@ def _die_with_parent():
 def _child_env():
   env = dict(os.environ)
   # The task imports this package even when it is not installed.
-  package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   env['PYTHONPATH'] = os.pathsep.join(
-      [package_root] + [p for p in env.get('PYTHONPATH', '').split(
-          os.pathsep) if p])
+      [tf_cnn_benchmarks.REPO_ROOT] + [p for p in env.get(
+          'PYTHONPATH', '').split(os.pathsep) if p])
   env['PYTHONUNBUFFERED'] = '1'
   return env
 

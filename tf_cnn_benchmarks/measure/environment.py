@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import tf_cnn_benchmarks
+
 
 
 def cpu_model():
@@ -48,7 +49,7 @@ def harness_version():
   """git describe of this checkout, else the installed package version."""
   try:
     out = subprocess.run(
-        ['git', 'describe', '--always', '--dirty', '--tags'], cwd=REPO_ROOT,
+        ['git', 'describe', '--always', '--dirty', '--tags'], cwd=tf_cnn_benchmarks.REPO_ROOT,
         capture_output=True, text=True, timeout=5)
     if out.returncode == 0 and out.stdout.strip():
       return out.stdout.strip()

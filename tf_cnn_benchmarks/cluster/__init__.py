@@ -1,0 +1,1 @@
+"""The cluster runtime: roles, servers, the start protocol, the watchdog."""

@@ -1,0 +1,1 @@
+"""Measurements of a run: FLOPs, peak, MFU, op time, CPU share, environment."""
