@@ -1,7 +1,5 @@
 """The benchmark command: parse flags, configure logging, run, exit code."""
 
-import sys
-
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks import flags
@@ -29,13 +27,7 @@ def main(argv):
       return flags.report_usage_error(str(e))
   # OpenMP reads KMP_* when TensorFlow's library loads: set them first.
   openmp_env.apply(params)
-  logs.configure_before_tensorflow(params.verbosity)
-  try:
-    logs.import_tensorflow_quietly(params.verbosity)
-  except ModuleNotFoundError as e:
-    if e.name != 'tensorflow':
-      raise
-    sys.stderr.write(logs.MISSING_TENSORFLOW % sys.executable)
+  if not logs.load_tensorflow(params.verbosity):
     return exit_codes.RUN_FAILED
   # TensorFlow is imported only now, after its log level is set.
   from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
@@ -57,17 +49,12 @@ def main(argv):
 
 def _print_version():
   """--version: this harness (and its commit), and the TensorFlow it runs."""
-  logs.configure_before_tensorflow(0)
-  try:
-    logs.import_tensorflow_quietly(0)
-  except ModuleNotFoundError as e:
-    if e.name != 'tensorflow':
-      raise
-    sys.stderr.write(logs.MISSING_TENSORFLOW % sys.executable)
+  if not logs.load_tensorflow(0):
     return exit_codes.RUN_FAILED
   from tf_cnn_benchmarks.measure import environment  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  print('tf_cnn_benchmarks %s (commit %s)' % (
-      environment.package_version(), environment.harness_version()))
+  commit = environment.git_describe()
+  print('tf_cnn_benchmarks %s%s' % (environment.package_version(),
+                                    ' (commit %s)' % commit if commit else ''))
   print('TensorFlow %s (%s)' % (tf.__version__, environment.tf_build_line()))
   return exit_codes.OK

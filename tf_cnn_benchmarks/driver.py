@@ -4,10 +4,9 @@
 get a RunResult back); benchmark_main wraps it for the command line.
 """
 
+import contextlib
 import dataclasses
 import datetime
-import math
-import os
 import signal
 import threading
 import time
@@ -246,7 +245,9 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
                 if params.benchmark_log_dir else None)
   checkpointer = checkpoints.Checkpointer(params, built, runtime)
   step_options = runtime.step_run_options()
-  with runtime.open_session(built.graph, config) as sess:
+  # The summary writer is closed (its buffer flushed) however the run ends.
+  with runtime.open_session(built.graph, config) as sess, (
+      contextlib.closing(writer) if writer else contextlib.nullcontext()):
     reporter.line('Initializing graph')
     # In a cluster who initialises what, and when, is agreed across tasks.
     restored = []
@@ -284,17 +285,11 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
           times, reporter, result)
     if rc.mode == 'evaluation':
       _report_evaluation(sess, params, built, loop, reporter, result,
-                         writer, restored)
+                         restored)
     if profiling.wanted(params):
       profiling.profile_extra_step(sess, fetches, params, runtime, reporter)
-    if metric_log is not None:
-      for evaluated in result.evaluations:
-        metric_log.log_evaluation(evaluated, result.images_per_sec
-                                  if rc.mode == 'evaluation' else None)
     checkpointer.save(sess)
     result.checkpoint_path = checkpointer.path
-    if writer is not None:
-      writer.close()
 
 
 def _evaluator(params, rc, built):
@@ -308,8 +303,7 @@ def _evaluator(params, rc, built):
       rc.eval_steps, rc.eval_batch_size_per_worker)
 
 
-def _report_evaluation(sess, params, built, loop, reporter, result, writer,
-                       restored):
+def _report_evaluation(sess, params, built, loop, reporter, result, restored):
   """--eval: the accuracy of the timed steps; then, with
   --eval_interval_secs, of every newer checkpoint until stopped."""
   evaluated = loop.evaluation_of_timed_steps(int(sess.run(built.global_step)))
@@ -318,10 +312,7 @@ def _report_evaluation(sess, params, built, loop, reporter, result, writer,
   result.top_1_accuracy = evaluated.top_1_accuracy
   result.top_5_accuracy = evaluated.top_5_accuracy
   result.num_eval_examples = evaluated.num_examples
-  result.evaluations.append(evaluated.as_dict())
-  reporter.line(evaluation.accuracy_line(evaluated))
-  if writer is not None:
-    writer.write_evaluation(evaluated)
+  loop.record_evaluation(evaluated, result.images_per_sec)
   if params.eval_interval_secs:
     reporter.line('Following %s: a newer checkpoint is evaluated as it '
                   'appears (checked every %d s) until stopped.' % (

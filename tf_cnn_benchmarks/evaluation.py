@@ -22,10 +22,7 @@ from typing import Optional
 from tf_cnn_benchmarks import flag_checks
 
 
-def during_training(params):
-  """Does this run evaluate while it trains?"""
-  return any(getattr(params, name)
-             for name in flag_checks.EVAL_DURING_TRAINING_FLAGS)
+during_training = flag_checks.evaluates_during_training
 
 
 def schedule(params, num_batches, steps_per_epoch):
@@ -96,6 +93,8 @@ class DuringTraining:
 
   def run(self, sess, step, reporter, options=None):
     """Evaluates now (after timed step ``step``); returns the Evaluation."""
+    global_step = int(sess.run(self.built.global_step))
+    reporter.line('Running evaluation at global step %d' % global_step)
     correct_1 = correct_5 = 0
     fetches = (self.built.eval_top_1_correct, self.built.eval_top_5_correct)
     for _ in range(self._eval_steps):
@@ -103,12 +102,8 @@ class DuringTraining:
       correct_1 += int(top_1)
       correct_5 += int(top_5)
     examples = self._eval_steps * self._images_per_step
-    global_step = int(sess.run(self.built.global_step))
-    reporter.line('Running evaluation at global step %d' % global_step)
-    evaluation = Evaluation(step, global_step, correct_1 / examples,
-                            correct_5 / examples, examples)
-    reporter.line(accuracy_line(evaluation))
-    return evaluation
+    return Evaluation(step, global_step, correct_1 / examples,
+                      correct_5 / examples, examples)
 
   def reached_target(self, evaluation: Optional[Evaluation]):
     target = self.params.stop_at_top_1_accuracy

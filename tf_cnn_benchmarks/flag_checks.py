@@ -12,6 +12,20 @@ from tf_cnn_benchmarks.variable_update import all_reduce_spec
 from tf_cnn_benchmarks.variable_update import modes
 
 
+def check_not_refused(spec, value):
+  """UsageError with the reason when ``value`` is one the original accepted
+  and this harness refuses (FlagSpec.refused_values)."""
+  reason = spec.refused_values and dict(spec.refused_values).get(value)
+  if reason:
+    raise UsageError('--%s=%s is not implemented: %s.' % (spec.name, value,
+                                                           reason))
+
+
+def evaluates_during_training(p):
+  """Does this run evaluate while it trains (any of its flags set)?"""
+  return any(getattr(p, name) for name in EVAL_DURING_TRAINING_FLAGS)
+
+
 def is_cluster_task(p):
   """Is this process a task of a cluster (vs. a single-process run)?"""
   return bool(p.job_name or p.cluster_spec)
@@ -26,11 +40,7 @@ def validate(p):
           'harness does not implement (%s). Remove it from the command '
           'line.' % (s.name, s.refused))
   for s in FLAG_SPECS:
-    reason = s.refused_values and dict(s.refused_values).get(
-        getattr(p, s.name))
-    if reason:
-      raise UsageError('--%s=%s is not implemented: %s.' % (
-          s.name, getattr(p, s.name), reason))
+    check_not_refused(s, getattr(p, s.name))
   if p.num_batches is not None and p.num_epochs is not None:
     raise UsageError(
         '--num_batches and --num_epochs both set the run length; give only '
@@ -45,9 +55,6 @@ def validate(p):
         '--eval evaluates the latest checkpoint in --train_dir, but no '
         '--train_dir was given. Train first with --train_dir=DIR, then run '
         '--eval --train_dir=DIR.')
-  if p.data_name and p.data_dir is None and p.data_name not in (
-      'imagenet', 'cifar10'):
-    raise UsageError('--data_name must be imagenet or cifar10.')
   if p.input_only and (p.eval or p.forward_only):
     raise UsageError('--input_only measures the input pipeline alone; it '
                      'cannot be combined with --eval or --forward_only.')
@@ -160,6 +167,11 @@ def _validate_evaluation_flags(p):
   _check_numbers(p, 'eval_during_training_at_specified_steps', int)
   _check_numbers(p, 'eval_during_training_at_specified_epochs', float)
   during = [n for n in EVAL_DURING_TRAINING_FLAGS if getattr(p, n)]
+  if during and p.batch_group_size > 1:
+    raise UsageError(
+        '--%s evaluates after given steps, but --batch_group_size=%d runs '
+        'steps in groups of one session.run each; drop one of them.' % (
+            during[0], p.batch_group_size))
   if during and (p.eval or p.forward_only or p.input_only):
     raise UsageError(
         '--%s evaluates while training; it cannot be combined with --eval, '

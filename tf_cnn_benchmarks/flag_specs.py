@@ -3,8 +3,8 @@
 Flag names and defaults are the original tool's (users' scripts type them);
 the harness's own additions are in the last theme, and the original's flags
 this harness refuses are in a theme of their own. A row is everything about
-its flag: flags.py defines the absl flags from it, fills ``make_params``
-defaults from it and refuses from it.
+its flag: flags.py defines the absl flags from it and fills ``make_params``
+defaults from it; flag_checks.py refuses from it.
 
 No TensorFlow here: flags are parsed before TensorFlow loads.
 """
@@ -51,7 +51,7 @@ THEMES = (MODEL, BATCH, DEVICES, DATA, OPTIMIZER, VARIABLES, CLUSTER,
 # What each mode is, and where it runs: variable_update/modes.py.
 VARIABLE_UPDATES = tuple(modes.MODES)
 # Protocols TensorFlow servers have had; which ones this build has is
-# checked at start-up (cluster.check_protocol).
+# checked at start-up (cluster/server.check_protocol).
 SERVER_PROTOCOLS = ('grpc', 'grpc+verbs', 'grpc+mpi', 'grpc+gdr')
 
 # Not in THEMES: --help lists it last, after every theme that runs.
@@ -122,7 +122,8 @@ FLAG_SPECS = (
        'Batch size per device (tower); 0 means the model\'s default.',
        lower_bound=0),
     _S(BATCH, 'eval_batch_size', 'integer', 0,
-       'Per-device batch size for --eval; 0 means --batch_size.',
+       'Per-device batch size of --eval and of evaluation during training; '
+       '0 means --batch_size.',
        lower_bound=0),
     _S(BATCH, 'batch_group_size', 'integer', 1,
        'Number of steps run per session.run call (amortises call overhead). '
@@ -133,7 +134,9 @@ FLAG_SPECS = (
        'Number of timed steps; default 100 unless --num_epochs is given.',
        lower_bound=1),
     _S(BATCH, 'num_eval_batches', 'integer', None,
-       'Number of eval steps; default --num_batches.', lower_bound=1),
+       'Steps of one evaluation. Default: --num_batches with --eval; one '
+       'epoch of the validation set (or --num_eval_epochs) for evaluation '
+       'during training.', lower_bound=1),
     _S(BATCH, 'num_epochs', 'float', None,
        'Run length in epochs of the dataset (excludes --num_batches).',
        lower_bound=0),
@@ -188,12 +191,13 @@ FLAG_SPECS = (
     _S(DATA, 'data_dir', 'string', None,
        'Folder of the dataset; without it the run uses synthetic data.'),
     _S(DATA, 'data_name', 'enum', None,
-       'Dataset: imagenet or cifar10. Default: from the model (imagenet '
-       'unless only a CIFAR-10 form exists).',
+       'Dataset: imagenet or cifar10. Default: cifar10 when --data_dir '
+       'holds CIFAR-10 batches, else from the model (imagenet unless only a '
+       'CIFAR-10 form exists).',
        enum_values=('imagenet', 'cifar10')),
     _S(DATA, 'resize_method', 'enum', 'bilinear',
        'Image resize method for real data; round_robin cycles through '
-       'bilinear, nearest, bicubic and area by position in the batch.',
+       'bilinear, nearest, bicubic and area by position in the input stream.',
        enum_values=('bilinear', 'nearest', 'bicubic', 'area', 'round_robin')),
     _S(DATA, 'distortions', 'boolean', False,
        'Add colour distortions to training images.'),

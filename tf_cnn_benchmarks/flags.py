@@ -14,6 +14,7 @@ import types
 
 from absl import flags as absl_flags
 
+from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks.flag_checks import validate
 # The table and the errors are also read through this module by its callers
 # (flags.SPECS_BY_NAME, flags.UsageError, flags.report_usage_error).
@@ -128,6 +129,7 @@ def _check_value(spec, value):
   """The same per-value checks absl applies, for make_params callers."""
   if value is None:
     return
+  flag_checks.check_not_refused(spec, value)
   if spec.kind == 'enum' and value not in spec.enum_values:
     raise UsageError('--%s=%r is not valid; allowed values: %s.' % (
         spec.name, value, ', '.join(v or "''" for v in spec.enum_values)))

@@ -41,6 +41,21 @@ MISSING_TENSORFLOW = (
     'build; `make` picks cpu or gpu by itself.\n')
 
 
+def load_tensorflow(verbosity):
+  """Sets TensorFlow's logging up and imports it; False (having said how to
+  install one) when this Python has no TensorFlow."""
+  configure_before_tensorflow(verbosity)
+  try:
+    import_tensorflow_quietly(verbosity)
+  except ModuleNotFoundError as e:
+    if e.name != 'tensorflow':
+      raise
+    import sys  # pylint: disable=g-import-not-at-top
+    sys.stderr.write(MISSING_TENSORFLOW % sys.executable)
+    return False
+  return True
+
+
 def import_tensorflow_quietly(verbosity):
   """Imports TensorFlow with its load-time C++ chatter hidden.
 

@@ -66,8 +66,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'task_index': role.task_index if role is not None else None,
       # Every task's address by job, however the cluster was given (host
       # flags or a --cluster_spec file).
-      'cluster': ({job: list(hosts) for job, hosts in role.jobs.items()
-                   if hosts} if role is not None else None),
+      'cluster': role.tf_cluster_def() if role is not None else None,
       'cross_replica_sync': p.cross_replica_sync,
   }
   summary = {

@@ -18,7 +18,7 @@ from models import registry
 from preprocessing import synthetic
 from tf_cnn_benchmarks import evaluation
 from tf_cnn_benchmarks import usage_errors
-from tf_cnn_benchmarks.flags import UsageError
+from tf_cnn_benchmarks.usage_errors import UsageError
 
 TRAINING, TRAINING_AND_EVALUATION = 'training', 'training + evaluation'
 

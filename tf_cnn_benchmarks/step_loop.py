@@ -91,7 +91,7 @@ class StepLoop:
       times.timed_wall_time = time.perf_counter() - clock_start
 
   def _after_step(self, sess, step, values):
-    rc, result = self.rc, self.result
+    result = self.result
     if result.diverged_at_step is None and not math.isfinite(values['loss']):
       # Speed is still measured, but say once that the numbers being
       # trained on are no longer numbers.
@@ -99,14 +99,7 @@ class StepLoop:
       self.reporter.line('Warning: the loss is %s at step %d: training '
                          'diverged. Try a lower --init_learning_rate.' % (
                              values['loss'], step))
-    accuracy = None
-    if self.with_accuracy:
-      self.correct_1 += int(values['top_1'])
-      self.correct_5 += int(values['top_5'])
-      self.examples += rc.batch_size_per_worker
-      if rc.training:
-        accuracy = (values['top_1'] / rc.batch_size_per_worker,
-                    values['top_5'] / rc.batch_size_per_worker)
+    accuracy = self._count_accuracy(values)
     if step == 1 or step % self.params.display_every == 0:
       ewma = self.params.display_perf_ewma
       # The original treated 0 like unset: the plain mean.
@@ -121,12 +114,34 @@ class StepLoop:
                            self.times.mean_speed())
     self.checkpointer.maybe_save(sess, step)
 
+  def _count_accuracy(self, values):
+    """Adds a step's correct predictions up; returns its (top-1, top-5)
+    accuracy when training shows them on the step row, else None."""
+    if not self.with_accuracy:
+      return None
+    self.correct_1 += int(values['top_1'])
+    self.correct_5 += int(values['top_5'])
+    self.examples += self.rc.batch_size_per_worker
+    if not self.rc.training:
+      return None
+    return (values['top_1'] / self.rc.batch_size_per_worker,
+            values['top_5'] / self.rc.batch_size_per_worker)
+
   def _evaluate(self, sess, step, step_options):
     evaluated = self.evaluator.run(sess, step, self.reporter, step_options)
+    self.record_evaluation(evaluated)
+    return evaluated
+
+  def record_evaluation(self, evaluated, images_per_sec=None):
+    """Every evaluation goes here, once: the original's accuracy line, the
+    run record, TensorBoard, the benchmark log (as each happens, so an
+    evaluator stopped by a signal keeps them all)."""
+    self.reporter.line(evaluation.accuracy_line(evaluated))
     self.result.evaluations.append(evaluated.as_dict())
     if self.summaries is not None:
       self.summaries.write_evaluation(evaluated)
-    return evaluated
+    if self.metric_log is not None:
+      self.metric_log.log_evaluation(evaluated.as_dict(), images_per_sec)
 
   def evaluation_of_timed_steps(self, global_step):
     """--eval: the accuracy the timed steps added up (None: no examples)."""
@@ -154,13 +169,6 @@ class StepLoop:
       self.correct_1 = self.correct_5 = self.examples = 0
       for _ in range(self.rc.num_batches):
         self.check_stop()
-        values = self.runner.step().values
-        self.correct_1 += int(values['top_1'])
-        self.correct_5 += int(values['top_5'])
-        self.examples += self.rc.batch_size_per_worker
-      evaluated = self.evaluation_of_timed_steps(
-          int(sess.run(self.built.global_step)))
-      self.reporter.line(evaluation.accuracy_line(evaluated))
-      self.result.evaluations.append(evaluated.as_dict())
-      if self.summaries is not None:
-        self.summaries.write_evaluation(evaluated)
+        self._count_accuracy(self.runner.step().values)
+      self.record_evaluation(self.evaluation_of_timed_steps(
+          int(sess.run(self.built.global_step))))

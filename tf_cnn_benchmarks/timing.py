@@ -16,10 +16,10 @@ Definitions follow the original tool (scripts parse them):
 import math
 import statistics
 
-from scipy import stats
-
-# The original's rounded constant, not scipy's scale='normal' (1/Phi^-1(3/4)
-# = 1.482602...): the console's jitter must match the original's digits.
+# The original's rounded constant (not 1/Phi^-1(3/4) = 1.482602...): the
+# console's jitter must match the original's digits. The median absolute
+# deviation is two stdlib medians: scipy would add seconds of import time
+# to every run's start for it.
 MAD_TO_STDDEV = 1.4826
 
 
@@ -74,7 +74,8 @@ class StepTimes:
     speeds = self.speeds()
     if len(speeds) < 2:
       return 0.0
-    return float(stats.median_abs_deviation(speeds)) * MAD_TO_STDDEV
+    middle = statistics.median(speeds)
+    return MAD_TO_STDDEV * statistics.median(abs(s - middle) for s in speeds)
 
   def median_step_time(self):
     return statistics.median(self.timed) if self.timed else None

@@ -15,8 +15,9 @@ class ClusterRate:
   def __init__(self, role, params, global_step, images_per_global_step):
     self.role = role
     # Without training the global step stands still: no cluster rate.
+    # (--eval runs in a single process only.)
     self._counts = (role.is_chief and global_step is not None and
-                    not (params.forward_only or params.eval))
+                    not params.forward_only)
     self.global_step = global_step
     self.images_per_global_step = images_per_global_step
     self._step_at_start = None

@@ -12,7 +12,7 @@ Read from one environment variable, which no user sets by accident:
                         others report it as the root cause.
 
 Only the task named is affected; every other task ignores the variable.
-Nothing but coordination.Coordination.run_step consults this module.
+Nothing but runtime.ClusterRuntime.run_step consults this module.
 """
 
 import dataclasses

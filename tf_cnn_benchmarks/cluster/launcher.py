@@ -19,13 +19,14 @@ import socket
 import sys
 import uuid
 
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import flag_checks
+from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks import logs
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster import task_processes
-from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import logs
 from tf_cnn_benchmarks.variable_update import modes
 
 # Flags the launcher sets for every task; the user must not.
@@ -102,8 +103,10 @@ def build_tasks(args, benchmark_flags, chosen, python=None):
   ``chosen`` is read_benchmark_flags(benchmark_flags).
   """
   python = python or sys.executable
-  mode = modes.MODES.get(chosen.variable_update)
-  if mode is None or not mode.runs_in_cluster:
+  flag_checks.check_not_refused(flags.SPECS_BY_NAME['variable_update'],
+                                chosen.variable_update)
+  mode = modes.get(chosen.variable_update)
+  if not mode.runs_in_cluster:
     raise flags.UsageError(
         'The launcher runs a cluster: give --variable_update=one of %s '
         '(it was %s).' % (', '.join(modes.names(runs_in_cluster=True)),
@@ -168,8 +171,8 @@ def main(argv):
     tasks = build_tasks(args, benchmark_flags, chosen)
     if chosen.server_protocol != 'grpc':
       # One message here rather than one per task (loads TensorFlow).
-      logs.configure_before_tensorflow(chosen.verbosity)
-      logs.import_tensorflow_quietly(chosen.verbosity)
+      if not logs.load_tensorflow(chosen.verbosity):
+        return exit_codes.RUN_FAILED
       server.check_protocol(chosen.server_protocol)
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))

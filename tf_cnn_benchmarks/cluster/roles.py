@@ -17,7 +17,7 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from tf_cnn_benchmarks.cluster import deadlines
-from tf_cnn_benchmarks.flags import UsageError
+from tf_cnn_benchmarks.usage_errors import UsageError
 from tf_cnn_benchmarks.variable_update import modes
 
 PS, WORKER, CONTROLLER = 'ps', 'worker', 'controller'

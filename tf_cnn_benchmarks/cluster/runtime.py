@@ -50,6 +50,10 @@ class ClusterRuntime:
     self._steps_run = 0
     self._last_step = None
     self._fault = fault_injection.planned_for(role.task_name)
+    # The cluster's parts of the graph (wire_graph).
+    self.start = self.board = self.done = self.rate = self._hello = None
+    self.labels, self.client_index = [], None
+    self._board_in_step = True
 
   @property
   def is_chief(self):

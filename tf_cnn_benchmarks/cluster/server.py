@@ -7,8 +7,7 @@ start-up.
 
 import dataclasses
 
-from tf_cnn_benchmarks.cluster import roles
-from tf_cnn_benchmarks.flags import UsageError
+from tf_cnn_benchmarks.usage_errors import UsageError
 
 # Server factory names in TensorFlow's "available server factories" list,
 # by protocol.

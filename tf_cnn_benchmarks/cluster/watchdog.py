@@ -53,7 +53,6 @@ class Watchdog:
     thread has already ended the run itself. ``note_peer_failure(failure)``
     records a peer's failure this task carries on after (asynchronous).
     """
-    self.role = role
     self._end_run = end_run
     self._note_peer_failure = note_peer_failure
     self._out = out or sys.stdout

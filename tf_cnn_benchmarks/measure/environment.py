@@ -45,17 +45,21 @@ def package_version():
     return 'unknown'
 
 
-def harness_version():
-  """git describe of this checkout, else the installed package version."""
+def git_describe():
+  """git describe of this checkout (None outside one, or without git)."""
   try:
     out = subprocess.run(
-        ['git', 'describe', '--always', '--dirty', '--tags'], cwd=tf_cnn_benchmarks.REPO_ROOT,
-        capture_output=True, text=True, timeout=5)
-    if out.returncode == 0 and out.stdout.strip():
-      return out.stdout.strip()
+        ['git', 'describe', '--always', '--dirty', '--tags'],
+        cwd=tf_cnn_benchmarks.REPO_ROOT, capture_output=True, text=True,
+        timeout=5)
   except (OSError, subprocess.SubprocessError):
-    pass
-  return package_version()
+    return None
+  return out.stdout.strip() if out.returncode == 0 else None
+
+
+def harness_version():
+  """git describe of this checkout, else the installed package version."""
+  return git_describe() or package_version()
 
 
 def accelerator():
@@ -80,11 +84,17 @@ def tf_distribution():
 def tf_build():
   """What this TensorFlow was built with and runs with: CUDA or ROCm, and
   whether oneDNN is on (it follows TF_ENABLE_ONEDNN_OPTS and the CPU)."""
-  from tensorflow.python.util import _pywrap_util_port  # pylint: disable=g-direct-tensorflow-import,g-import-not-at-top
   info = tf.sysconfig.get_build_info()
   gpu = ('CUDA' if info.get('is_cuda_build') else
          'ROCm' if info.get('is_rocm_build') else None)
-  return {'gpu_build': gpu, 'onednn': bool(_pywrap_util_port.IsMklEnabled())}
+  try:
+    # Private, but the only place that knows whether oneDNN is on now; a
+    # TensorFlow that moved it must not stop every run.
+    from tensorflow.python.util import _pywrap_util_port  # pylint: disable=g-direct-tensorflow-import,g-import-not-at-top
+    onednn = bool(_pywrap_util_port.IsMklEnabled())
+  except (ImportError, AttributeError):
+    onednn = None
+  return {'gpu_build': gpu, 'onednn': onednn}
 
 
 def tf_build_line():
@@ -93,7 +103,7 @@ def tf_build_line():
   return '%s, %s, oneDNN %s' % (
       tf_distribution() or 'unknown distribution',
       '%s build' % build['gpu_build'] if build['gpu_build'] else 'CPU only',
-      'on' if build['onednn'] else 'off')
+      {True: 'on', False: 'off', None: 'unknown'}[build['onednn']])
 
 
 def describe():

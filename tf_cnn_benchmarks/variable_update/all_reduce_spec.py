@@ -1,6 +1,6 @@
 """--all_reduce_spec: the original's grammar, and which algorithms run here.
 
-No TensorFlow: flags.py checks a spec before TensorFlow loads. The graph
+No TensorFlow: flag_checks.py checks a spec before TensorFlow loads. The graph
 side is all_reduce.py.
 
 Grammar (the original's):  alg ::= name | name#shards;
