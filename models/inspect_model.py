@@ -13,15 +13,21 @@ tf1 = tf.compat.v1
 
 def build_single_tower(spec, batch_size=1, data_format='NHWC',
                        is_training=True, compute_dtype=tf.float32):
-  """Returns (graph, images placeholder, ModelOutput) for one tower."""
+  """Returns (graph, images placeholder, ModelOutput) for one tower; for a
+  model that reads ids (ncf) the placeholder is its int32 ids instead."""
   graph = tf.Graph()
   with graph.as_default():
-    images = tf1.placeholder(
-        tf.float32, [batch_size, spec.image_size, spec.image_size, 3],
-        name='images')
     b = layers.Builder(data_format=data_format, is_training=is_training,
                        compute_dtype=compute_dtype)
-    x = b.to_layout(tf.cast(images, compute_dtype))
+    if spec.reads_ids:
+      images = tf1.placeholder(
+          tf.int32, [batch_size, len(spec.id_vocab_sizes)], name='ids')
+      x = images
+    else:
+      images = tf1.placeholder(
+          tf.float32, [batch_size, spec.image_size, spec.image_size, 3],
+          name='images')
+      x = b.to_layout(tf.cast(images, compute_dtype))
     with tf1.variable_scope('v0'):
       out = spec.build(b, x, spec.num_classes)
   return graph, images, out

@@ -18,11 +18,15 @@ DATASETS = (IMAGENET, CIFAR10)
 # labels are 1..1000 (the ImageNet TFRecords use that numbering).
 NUM_CLASSES = {IMAGENET: 1001, CIFAR10: 10}
 
+# What a model reads (ModelSpec.inputs): images, or integer ids (ncf's user
+# and item ids), which no real-data pipeline here produces.
+IMAGES, IDS = 'images', 'ids'
+
 # Modules that define models; importing them fills the registry.
 _MODEL_MODULES = (
     'models.trivial', 'models.lenet', 'models.alexnet', 'models.overfeat',
     'models.googlenet', 'models.inception', 'models.vgg', 'models.resnet',
-    'models.mobilenet', 'models.densenet', 'models.nasnet',
+    'models.mobilenet', 'models.densenet', 'models.nasnet', 'models.ncf',
 )
 
 
@@ -44,7 +48,9 @@ class ModelSpec:
   """A network and the defaults the original tool used for it.
 
   build: ``build(builder, images, num_classes) -> ModelOutput``, where images
-    are already in the builder's data_format and compute dtype.
+    are already in the builder's data_format and compute dtype; for a model
+    whose ``inputs`` are IDS, ``images`` is an int32 [batch, columns] tensor
+    of ids instead (column i below ``id_vocab_sizes[i]``).
   """
   name: str
   dataset: str
@@ -54,10 +60,21 @@ class ModelSpec:
   build: Callable
   # Notes on the source of the architecture; shown in --help listings.
   description: str = ''
+  # IMAGES, or IDS: integer id columns (synthetic only), one per entry of
+  # id_vocab_sizes, the number of distinct ids of that column.
+  inputs: str = IMAGES
+  id_vocab_sizes: Tuple[int, ...] = ()
+  # Classes of the labels when they are not the dataset's (ncf: 2, the
+  # user interacted with the item or not).
+  label_classes: Optional[int] = None
 
   @property
   def num_classes(self):
-    return NUM_CLASSES[self.dataset]
+    return self.label_classes or NUM_CLASSES[self.dataset]
+
+  @property
+  def reads_ids(self):
+    return self.inputs == IDS
 
 
 _REGISTRY: Dict[Tuple[str, str], ModelSpec] = {}
@@ -78,16 +95,6 @@ class ModelNotProvidedError(ValueError):
 
 # (name, dataset or None for every dataset) -> why not, and what instead.
 NOT_PROVIDED = {
-    ('ncf', None): (
-        "--model=ncf is not provided: the original's ncf is NCF (neural "
-        "collaborative filtering), a recommendation model, not a CNN. It "
-        "reads integer user and item ids instead of images, has its own "
-        "two-class loss and sparse embedding gradients (the original ran it "
-        "on synthetic data on one GPU only, with --sparse_to_dense_grads), "
-        "and its speed is not images/sec; this harness's input, loss and "
-        "variable-update paths are built for image classifiers. To benchmark "
-        "NCF use the TensorFlow Model Garden's "
-        "official/recommendation/ncf_keras_main.py (tensorflow/models)."),
     ('nasnet', CIFAR10): (
         "--model=nasnet with --data_name=cifar10 is not provided: the "
         "original's CIFAR-10 NASNet-A (6@768) is not built here. nasnet and "

@@ -33,7 +33,8 @@ def _data_name(params):
 
 
 def get_input_source(params, image_size, num_classes, batch_size_per_tower,
-                     num_towers, subset, data_name=None, first_tower=0):
+                     num_towers, subset, data_name=None, first_tower=0,
+                     id_vocab_sizes=None):
   """The InputSource for this run.
 
   Args:
@@ -49,6 +50,9 @@ def get_input_source(params, image_size, num_classes, batch_size_per_tower,
       cifar10 when data_dir holds CIFAR batches, else imagenet.
     first_tower: this process's first tower among all of a cluster's
       (synthetic data gives every tower its own images).
+    id_vocab_sizes: for a model that reads integer ids instead of images
+      (ncf), the number of distinct ids of each column; such models have
+      synthetic data only (a data_dir is a ValueError).
 
   Synthetic when params.data_dir is unset; otherwise ImageNet shards or
   CIFAR-10 batches per params.data_name. Raises DataError when the data
@@ -58,6 +62,14 @@ def get_input_source(params, image_size, num_classes, batch_size_per_tower,
   if name not in DATA_NAMES:
     raise ValueError('--data_name=%r is not one of: %s'
                      % (name, ', '.join(DATA_NAMES)))
+  if id_vocab_sizes:
+    if getattr(params, 'data_dir', None):
+      raise ValueError('a model that reads ids has synthetic data only; '
+                       'data_dir=%r cannot feed it' % params.data_dir)
+    from preprocessing import synthetic
+    return synthetic.SyntheticIds(id_vocab_sizes, num_classes,
+                                  batch_size_per_tower, name, subset,
+                                  first_tower=first_tower)
   if not getattr(params, 'data_dir', None):
     from preprocessing import synthetic
     return synthetic.SyntheticInput(image_size, num_classes,

@@ -4,7 +4,9 @@ An InputSource makes, inside the graph being built, one (images, labels) pair
 per tower. Images are float32 NHWC of the model's size, in the range the
 model expects; labels are int32 class ids of shape [batch]. The driver
 transposes to NCHW and casts to the compute dtype itself, so every source
-has one output format.
+has one output format. A model that reads ids instead of images (ncf) gets
+int32 ids of shape [batch, columns] in the images' place, from a synthetic
+source only.
 """
 
 import abc

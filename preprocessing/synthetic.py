@@ -26,20 +26,16 @@ EXAMPLES_PER_EPOCH = {
 IMAGE_MEAN, IMAGE_STDDEV = 0.0, 0.5
 
 
-class SyntheticInput(base.InputSource):
-  """Per-tower constant batches of shape [batch, h, w, 3] / [batch]."""
+class _HeldBatches(base.InputSource):
+  """Per-tower batches drawn once into local variables (module docstring):
+  what the image and the ids sources share."""
 
   synthetic = True
 
-  def __init__(self, image_size, num_classes, batch_size_per_tower,
-               data_name='imagenet', subset='train', first_tower=0):
-    if isinstance(image_size, (tuple, list)):
-      self._size = (int(image_size[0]), int(image_size[1]))
-    else:
-      self._size = (int(image_size), int(image_size))
+  def __init__(self, num_classes, batch_size_per_tower, data_name, subset,
+               first_tower):
     self._num_classes = int(num_classes)
     self._batch_size = int(batch_size_per_tower)
-    self.description = '%s (synthetic)' % data_name
     self.num_examples_per_epoch = EXAMPLES_PER_EPOCH.get(
         (data_name, subset), EXAMPLES_PER_EPOCH[('imagenet', subset)])
     self._variables = []
@@ -48,28 +44,74 @@ class SyntheticInput(base.InputSource):
     # only on the seed and its global index, not on the graph around it.
     self._first_tower = first_tower
 
-  def tower_batches(self, tower_devices):
-    pairs = []
-    shape = [self._batch_size, self._size[0], self._size[1], 3]
-    for i, device in enumerate(tower_devices):
-      with tf1.device(device), tf1.name_scope('synthetic_input_%d' % i):
-        images = tf1.Variable(
-            tf.random.truncated_normal(shape, mean=IMAGE_MEAN,
-                                       stddev=IMAGE_STDDEV,
-                                       seed=2 * (self._first_tower + i)),
-            trainable=False, name='images',
-            collections=[tf1.GraphKeys.LOCAL_VARIABLES])
-        labels = tf1.Variable(
-            tf.random.uniform([self._batch_size], minval=0,
-                              maxval=self._num_classes, dtype=tf.int32,
-                              seed=2 * (self._first_tower + i) + 1),
-            trainable=False, name='labels',
-            collections=[tf1.GraphKeys.LOCAL_VARIABLES])
-        self._variables += [images, labels]
-        pairs.append((tf.identity(images), tf.identity(labels)))
-    return pairs
+  def _hold(self, value, name):
+    """``value`` drawn once into a local variable; every step reads it."""
+    var = tf1.Variable(value, trainable=False, name=name,
+                       collections=[tf1.GraphKeys.LOCAL_VARIABLES])
+    self._variables.append(var)
+    return tf.identity(var)
+
+  def _labels(self, seed):
+    return self._hold(tf.random.uniform(
+        [self._batch_size], minval=0, maxval=self._num_classes,
+        dtype=tf.int32, seed=seed), 'labels')
 
   def initializers(self):
     # The driver initialises local variables too; running these again only
     # redraws the batch, so listing them here is safe either way.
     return [v.initializer for v in self._variables]
+
+
+class SyntheticInput(_HeldBatches):
+  """Per-tower constant batches of shape [batch, h, w, 3] / [batch]."""
+
+  def __init__(self, image_size, num_classes, batch_size_per_tower,
+               data_name='imagenet', subset='train', first_tower=0):
+    super().__init__(num_classes, batch_size_per_tower, data_name, subset,
+                     first_tower)
+    if isinstance(image_size, (tuple, list)):
+      self._size = (int(image_size[0]), int(image_size[1]))
+    else:
+      self._size = (int(image_size), int(image_size))
+    self.description = '%s (synthetic)' % data_name
+
+  def tower_batches(self, tower_devices):
+    pairs = []
+    shape = [self._batch_size, self._size[0], self._size[1], 3]
+    for i, device in enumerate(tower_devices):
+      seed = 2 * (self._first_tower + i)
+      with tf1.device(device), tf1.name_scope('synthetic_input_%d' % i):
+        images = self._hold(tf.random.truncated_normal(
+            shape, mean=IMAGE_MEAN, stddev=IMAGE_STDDEV, seed=seed), 'images')
+        pairs.append((images, self._labels(seed + 1)))
+    return pairs
+
+
+class SyntheticIds(_HeldBatches):
+  """Per-tower constant batches of integer ids [batch, columns] and labels
+  [batch], for models that read ids instead of images (ncf: user and item).
+
+  Column i is uniform in [0, vocab_sizes[i]); labels are uniform class ids.
+  The epoch is the dataset table's, as the original's ncf kept it (it had
+  no ids dataset of its own).
+  """
+
+  def __init__(self, vocab_sizes, num_classes, batch_size_per_tower,
+               data_name='imagenet', subset='train', first_tower=0):
+    super().__init__(num_classes, batch_size_per_tower, data_name, subset,
+                     first_tower)
+    self._vocab_sizes = tuple(int(v) for v in vocab_sizes)
+    self.description = 'ids (synthetic)'
+
+  def tower_batches(self, tower_devices):
+    pairs = []
+    for i, device in enumerate(tower_devices):
+      # One seed per column and one for the labels, distinct across towers.
+      seed = (len(self._vocab_sizes) + 1) * (self._first_tower + i)
+      with tf1.device(device), tf1.name_scope('synthetic_input_%d' % i):
+        ids = self._hold(tf.stack(
+            [tf.random.uniform([self._batch_size], minval=0, maxval=size,
+                               dtype=tf.int32, seed=seed + c)
+             for c, size in enumerate(self._vocab_sizes)], axis=1), 'ids')
+        pairs.append((ids, self._labels(seed + len(self._vocab_sizes))))
+    return pairs

@@ -179,15 +179,6 @@ def test_cli_unknown_model_lists_valid_ones():
   assert 'oneDNN' not in out.stderr
 
 
-def test_cli_ncf_is_a_usage_error_that_says_why():
-  # The original registered ncf; a pasted command must not read as a typo.
-  out = run_cli('--model=ncf')
-  assert out.returncode == exit_codes.USAGE
-  assert out.stderr.startswith('Error: --model=ncf is not provided')
-  assert 'Unknown model' not in out.stderr
-  assert 'recommendation' in out.stderr and 'ncf_keras_main' in out.stderr
-
-
 def test_help_groups_flags_by_theme():
   out = run_cli('--help')
   assert out.returncode == 0

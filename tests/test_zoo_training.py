@@ -57,7 +57,7 @@ def test_every_required_model_is_registered():
               'resnet50_v2', 'resnet101_v2', 'resnet152_v2', 'mobilenet',
               'mobilenet_v1',
               'mobilenet_v2', 'densenet121', 'densenet169', 'densenet201',
-              'nasnet', 'nasnetlarge'}
+              'nasnet', 'nasnetlarge', 'ncf'}
   for depth in (18, 34, 50, 101, 152, 200):
     imagenet |= {'official_resnet%d' % depth, 'official_resnet%d_v2' % depth}
   cifar = {'trivial', 'alexnet', 'densenet40_k12', 'densenet100_k12',
@@ -125,16 +125,6 @@ def test_every_original_name_is_built_or_says_why_not(dataset):
     assert reason and 'not provided' in reason, (dataset, name)
     with pytest.raises(registry.ModelNotProvidedError):
       registry.get_model(name, dataset)
-
-
-def test_ncf_is_refused_with_the_reason_and_an_alternative():
-  for dataset in registry.DATASETS:
-    with pytest.raises(registry.ModelNotProvidedError) as e:
-      registry.get_model('ncf', dataset)
-    message = str(e.value)
-    assert 'recommendation model' in message and 'not a CNN' in message
-    assert 'ncf_keras_main.py' in message
-    assert 'Unknown model' not in message
 
 
 def test_only_same_networks_share_a_training_run():

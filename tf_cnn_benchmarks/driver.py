@@ -188,7 +188,8 @@ def open_input_source(params, rc):
   source = preprocessing.get_input_source(
       params, rc.model.image_size, rc.model.num_classes,
       rc.batch_size_per_device, rc.num_towers, rc.subset,
-      data_name=rc.data_name, first_tower=rc.first_tower)
+      data_name=rc.data_name, first_tower=rc.first_tower,
+      id_vocab_sizes=rc.model.id_vocab_sizes)
   if not source.synthetic and source.num_examples_per_epoch:
     rc = rc.with_examples_per_epoch(source.num_examples_per_epoch)
   return rc, source
@@ -200,7 +201,8 @@ def open_validation_source(params, rc):
   source = preprocessing.get_input_source(
       params, rc.model.image_size, rc.model.num_classes,
       rc.eval_batch_size_per_device, rc.num_towers, 'validation',
-      data_name=rc.data_name, first_tower=rc.first_tower)
+      data_name=rc.data_name, first_tower=rc.first_tower,
+      id_vocab_sizes=rc.model.id_vocab_sizes)
   return rc.with_validation_size(source.num_examples_per_epoch), source
 
 

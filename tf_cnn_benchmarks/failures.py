@@ -50,6 +50,10 @@ def first_line(exc):
 
 def oom_hint(rc, message):
   """Out of memory: the shapes involved and a smaller batch to try."""
+  if rc.model.reads_ids:  # ncf: no image size to name
+    return ('Out of memory with %d examples per device; try '
+            '--batch_size=%d.' % (rc.batch_size_per_device,
+                                  max(1, rc.batch_size_per_device // 2)))
   size = rc.model.image_size
   height, width = size if isinstance(size, (tuple, list)) else (size, size)
   shape = _SHAPE_RE.search(message or '')

@@ -107,10 +107,15 @@ def _correct_in_top_k(logits, labels, k):
 
 
 def _forward(rc, images, training):
-  """(logits, aux logits and weight or None) of the model on ``images``."""
+  """(logits, aux logits and weight or None) of the model on ``images``
+  (or on its ids, for a model that reads ids)."""
   builder = layers.Builder(data_format=rc.data_format, is_training=training,
                            compute_dtype=rc.compute_dtype)
-  x = builder.to_layout(tf.cast(images, rc.compute_dtype))
+  if rc.model.reads_ids:
+    # Integer ids (ncf): no layout or dtype; the model embeds them.
+    x = images
+  else:
+    x = builder.to_layout(tf.cast(images, rc.compute_dtype))
   out = rc.model.build(builder, x, rc.model.num_classes)
   aux = None
   if training and out.aux_logits is not None:

@@ -147,6 +147,13 @@ def resolve(params, cluster_role=None) -> RunConfig:
             data_name))))
   except registry.ModelNotProvidedError as e:
     raise UsageError(str(e))
+  if model.reads_ids and params.data_dir:
+    # The original ran ncf on synthetic ids only; no pipeline here reads a
+    # ratings dataset.
+    raise UsageError(
+        '--model=%s reads user and item ids, which only synthetic data '
+        'provides here (as in the original): drop --data_dir=%s.' % (
+            model.name, params.data_dir))
 
   device_type = params.device.lower()
   has_gpu = gpus_available()
