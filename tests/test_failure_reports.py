@@ -18,14 +18,14 @@ import types
 import pytest
 
 from tests.driver_helpers import run_quietly
-from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
-from tf_cnn_benchmarks.cluster import peer_failures
 from tf_cnn_benchmarks.cluster import fault_injection
 from tf_cnn_benchmarks.cluster import launch_summary
+from tf_cnn_benchmarks.cluster import peer_failures
 from tf_cnn_benchmarks.cluster import progress_board
 from tf_cnn_benchmarks.cluster import reachability
+from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import stall_report
 from tf_cnn_benchmarks.cluster import task_processes
 from tf_cnn_benchmarks.cluster import watchdog
@@ -73,12 +73,17 @@ def test_secondary_errors_are_recognised():
 
 def test_oom_hint_names_the_shape_and_a_smaller_batch():
   rc = types.SimpleNamespace(batch_size_per_device=64,
-                             model=types.SimpleNamespace(image_size=224))
+                             model=types.SimpleNamespace(image_size=224,
+                                                         reads_ids=False))
   hint = failures.oom_hint(rc, 'OOM when allocating tensor with '
                            'shape[64,112,112,64] and type float')
   assert hint == ('Out of memory with 64 images per device of 224x224 (the '
                   'allocation that failed: shape [64,112,112,64]); try '
                   '--batch_size=32.')
+  # ncf reads ids: no image size to name.
+  rc.model.reads_ids = True
+  assert failures.oom_hint(rc, '') == ('Out of memory with 64 examples per '
+                                       'device; try --batch_size=32.')
 
 
 def test_peer_note_keeps_the_root_task():

@@ -7,9 +7,9 @@ from models import inspect_model
 from models import registry
 from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks.measure import flops
 from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks.measure import flops
 
 tf1 = tf.compat.v1
 

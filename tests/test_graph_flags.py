@@ -9,13 +9,13 @@ import pytest
 import tensorflow as tf
 
 from tests.driver_helpers import REPO, run_cli, run_quietly
+from models import registry
 from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import optimizers
 from tf_cnn_benchmarks import run_config
 from tf_cnn_benchmarks import timing
-from models import registry
 
 tf1 = tf.compat.v1
 

@@ -13,8 +13,8 @@ from typing import List, Optional
 
 import tensorflow as tf
 
-import preprocessing
 from models import registry
+import preprocessing
 from preprocessing import synthetic
 from tf_cnn_benchmarks import evaluation
 from tf_cnn_benchmarks import usage_errors

@@ -13,11 +13,11 @@ import pytest
 import tensorflow as tf
 
 from tests.cluster import helpers
-from tf_cnn_benchmarks.cluster import roles
-from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks.cluster import launcher
+from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.variable_update import cluster_base
 
 PS = '10.0.0.1:2222'

@@ -1,4 +1,4 @@
-"""The launcher's last words: the cluster summary, the first failure, the exit code.
+"""The launcher's last words: cluster summary, first failure, exit code.
 
 Everything here reads what the tasks printed (rates, "Run failed:", "Root
 cause:") and how they exited; none of it starts or stops a process.
@@ -91,7 +91,8 @@ def describe_first_failure(task):
          if l.startswith(('Run failed: ', 'Run stalled: ', 'Hint: '))]
   code = task.returncode()
   if not own and code is not None and code < 0:
-    return ['First failure: ' + peer_failures.killed_by_signal(task.label, -code)]
+    return ['First failure: ' +
+            peer_failures.killed_by_signal(task.label, -code)]
   if not own:
     return ['First failure: %s (%s; it printed no error)' % (
         task.label, task.exit_description())]

@@ -18,8 +18,8 @@ import errno
 import socket
 import time
 
-from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks.cluster import roles
 
 REFUSED = 'connection refused'
 # A peer counts as gone after this many refused probes in a row (about a

@@ -8,8 +8,8 @@ global-step increment stands for.
 import tensorflow as tf
 
 from tf_cnn_benchmarks.variable_update import base
-from tf_cnn_benchmarks.variable_update import sync_replicas
 from tf_cnn_benchmarks.variable_update import parameter_server
+from tf_cnn_benchmarks.variable_update import sync_replicas
 
 tf1 = tf.compat.v1
 
