@@ -299,3 +299,13 @@ def test_launch_without_the_separator_says_where_flags_go():
   assert out.returncode == exit_codes.USAGE
   assert ('Benchmark flags go after "--": tf_cnn_benchmarks launch '
           '--workers 2 -- --model=trivial') in out.stderr
+
+
+def test_readme_lists_every_refused_flag_with_its_reason():
+  readme = open(os.path.join(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))), 'README.md')).read()
+  for spec in flag_specs.REFUSED_SPECS:
+    assert '| `--%s` | %s |' % (spec.name, spec.refused) in readme, spec.name
+  for spec in flag_specs.FLAG_SPECS:
+    for value, reason in spec.refused_values:
+      assert '| `--%s=%s` | %s |' % (spec.name, value, reason) in readme

@@ -450,17 +450,23 @@ FLAG_SPECS = (
              'TensorRT inference is GPU-only and not implemented',
              enum_values=('', 'FP32', 'FP16', 'INT8')),
     _refused('gpu_thread_mode', 'string', 'gpu_private',
-             'GPU thread tuning does not apply (no GPU runtime)'),
+             'it picks the host threads that launch GPU kernels; there is no '
+             'GPU runtime to tune'),
     _refused('per_gpu_thread_count', 'integer', 0,
-             'GPU thread tuning does not apply'),
+             'it sizes the per-GPU kernel-launch thread pools of '
+             '--gpu_thread_mode; there is no GPU runtime to tune'),
     _refused('gpu_memory_frac_for_testing', 'float', 0.0,
-             'GPU memory tuning does not apply', lower_bound=0),
+             'it caps the GPU memory TensorFlow may take; there is no GPU '
+             'memory here', lower_bound=0),
     _refused('allow_growth', 'boolean', None,
-             'GPU memory tuning does not apply'),
+             'it lets TensorFlow grow its GPU memory on demand; there is no '
+             'GPU memory here'),
     _refused('use_unified_memory', 'boolean', None,
-             'GPU memory tuning does not apply'),
+             'it backs GPU memory with CUDA unified memory; there is no CUDA '
+             'runtime here'),
     _refused('force_gpu_compatible', 'boolean', False,
-             'GPU memory tuning does not apply'),
+             'it pins host tensors for faster GPU copies; there is no GPU to '
+             'copy to'),
     _refused('gpu_indices', 'string', '',
              'GPU selection is done with CUDA_VISIBLE_DEVICES'),
     _refused('use_numa_affinity', 'boolean', False,
