@@ -19,11 +19,6 @@ import dataclasses
 import math
 from typing import Optional
 
-from tf_cnn_benchmarks import flag_checks
-
-
-during_training = flag_checks.evaluates_during_training
-
 
 def schedule(params, num_batches, steps_per_epoch):
   """Sorted timed steps (1..num_batches) after which to evaluate.

@@ -17,6 +17,7 @@ from models import registry
 import preprocessing
 from preprocessing import synthetic
 from tf_cnn_benchmarks import evaluation
+from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks import usage_errors
 from tf_cnn_benchmarks.usage_errors import UsageError
 
@@ -186,7 +187,7 @@ def resolve(params, cluster_role=None) -> RunConfig:
     mode, subset = 'input only', 'train'
   elif params.forward_only:
     mode, subset = 'forward only', 'validation'
-  elif evaluation.during_training(params):
+  elif flag_checks.evaluates_during_training(params):
     mode, subset = TRAINING_AND_EVALUATION, 'train'
   else:
     mode, subset = TRAINING, 'train'
