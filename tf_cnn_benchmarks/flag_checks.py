@@ -5,6 +5,7 @@ combination is one paragraph saying what is wrong and what to do, before
 anything is loaded or started.
 """
 
+from tf_cnn_benchmarks import tf_config
 from tf_cnn_benchmarks.flag_specs import (FLAG_SPECS, REFUSED_SPECS,
                                           SERVER_PROTOCOLS)
 from tf_cnn_benchmarks.usage_errors import UsageError
@@ -27,8 +28,11 @@ def evaluates_during_training(p):
 
 
 def is_cluster_task(p):
-  """Is this process a task of a cluster (vs. a single-process run)?"""
-  return bool(p.job_name or p.cluster_spec)
+  """Is this process a task of a cluster (vs. a single-process run)?
+
+  Flags say so, or a TF_CONFIG environment variable naming a cluster.
+  """
+  return bool(p.job_name or p.cluster_spec or tf_config.read())
 
 
 def validate(p):
@@ -251,11 +255,14 @@ def _validate_cluster_flags(p):
   if not mode.runs_in_cluster:
     raise UsageError(
         '--variable_update=%s runs in a single process, but a cluster task '
-        'was given (--job_name/--cluster_spec); in a cluster use one of %s.'
+        'was given (--job_name/--cluster_spec/TF_CONFIG); in a cluster use '
+        'one of %s.'
         % (p.variable_update, ', '.join(modes.names(runs_in_cluster=True))))
-  if p.job_name and not (p.worker_hosts or p.cluster_spec):
+  if p.job_name and not (p.worker_hosts or p.cluster_spec or
+                         tf_config.read()):
     raise UsageError('--job_name=%s needs --worker_hosts (and --ps_hosts '
-                     'for ps modes), or --cluster_spec.' % p.job_name)
+                     'for ps modes), --cluster_spec or TF_CONFIG.'
+                     % p.job_name)
   if p.server_protocol not in SERVER_PROTOCOLS:
     raise UsageError(
         '--server_protocol=%s is not a TensorFlow server protocol; known '

@@ -1,11 +1,12 @@
 """The cluster a task belongs to, and this task's place in it.
 
-Reads the cluster from --ps_hosts/--worker_hosts/--controller_host or from
+Reads the cluster from --ps_hosts/--worker_hosts/--controller_host, from
 a --cluster_spec JSON file (plain {"ps": [...], "worker": [...]} or the
-TF_CONFIG convention), checks it, and says what this task is: its job, its
-index, whether it is the chief (worker 0, or the controller in
-distributed_all_reduce), where its devices are and which peers its
-sessions may see (device filters).
+TF_CONFIG convention), or from the TF_CONFIG environment variable (the same
+parser), checks it, and says what this task is: its job, its index,
+whether it is the chief (worker 0, or the controller in
+distributed_all_reduce), where its devices are and which peers its sessions
+may see (device filters).
 
 No TensorFlow here, so a bad host list is reported before TensorFlow loads
 (and the launcher can use it).
@@ -16,6 +17,7 @@ import json
 import os
 from typing import Dict, List, Optional, Tuple
 
+from tf_cnn_benchmarks import tf_config
 from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.usage_errors import UsageError
 from tf_cnn_benchmarks.variable_update import modes
@@ -223,76 +225,102 @@ def _host_tuple(value, where):
   return tuple(value)
 
 
-def _jobs_from_spec(params, spec):
-  """Plain spec or TF_CONFIG form -> (jobs, job_name, task_index)."""
-  path = params.cluster_spec
+def _jobs_from_spec(params, spec, where):
+  """Plain spec or TF_CONFIG form -> (jobs, job_name, task_index).
+
+  ``where`` names the source in messages: '--cluster_spec=FILE' or
+  'TF_CONFIG'. A TF_CONFIG ``chief`` is worker 0's role (the worker that
+  initialises and saves), so chief -> worker 0 and TF_CONFIG's worker i ->
+  worker i+1; without a chief the indexes are TF_CONFIG's own.
+  """
   if not isinstance(spec, dict):
-    raise UsageError(
-        '--cluster_spec=%s must hold a JSON object.' % path)
-  tf_config = 'cluster' in spec
-  cluster = spec['cluster'] if tf_config else spec
+    raise UsageError('%s must hold a JSON object.' % where)
+  tf_config_form = 'cluster' in spec
+  cluster = spec['cluster'] if tf_config_form else spec
   if not isinstance(cluster, dict):
-    raise UsageError(
-        '--cluster_spec=%s: "cluster" must be an object.' % path)
+    raise UsageError('%s: "cluster" must be an object.' % where)
   unknown = sorted(set(cluster) - {PS, WORKER, CONTROLLER, 'chief'})
   if unknown:
     raise UsageError(
-        '--cluster_spec=%s: unknown job(s) %s; jobs are ps, '
-        'worker, controller (and chief in the TF_CONFIG form).' % (
-            path, ', '.join(unknown)))
-  chief = _host_tuple(cluster.get('chief', []), '%s: chief' % path)
+        '%s: unknown job(s) %s; jobs are ps, worker, controller (and chief '
+        'in the TF_CONFIG form).' % (where, ', '.join(unknown)))
+  chief = _host_tuple(cluster.get('chief', []), '%s: chief' % where)
   if len(chief) > 1:
-    raise UsageError(
-        '--cluster_spec=%s: at most one chief.' % path)
-  jobs = {job: _host_tuple(cluster.get(job, []), '%s: %s' % (path, job))
+    raise UsageError('%s: at most one chief.' % where)
+  jobs = {job: _host_tuple(cluster.get(job, []), '%s: %s' % (where, job))
           for job in (PS, WORKER, CONTROLLER)}
-  # TF_CONFIG's chief is a worker that also initialises: it becomes
-  # worker 0 and the workers shift up by one.
   jobs[WORKER] = chief + jobs[WORKER]
   job_name, task_index = params.job_name, params.task_index
-  task = spec.get('task') if tf_config else None
+  task = spec.get('task') if tf_config_form else None
   if task is not None:
     if not isinstance(task, dict) or 'type' not in task:
       raise UsageError(
-          '--cluster_spec=%s: "task" must be {"type": ..., '
-          '"index": ...}.' % path)
+          '%s: "task" must be {"type": ..., "index": ...}.' % where)
     kind, index = task['type'], task.get('index', 0)
     if kind not in (PS, WORKER, CONTROLLER, 'chief') or not isinstance(
-        index, int):
+        index, int) or isinstance(index, bool):
       raise UsageError(
-          '--cluster_spec=%s: task %r is not one of ps, worker, '
-          'controller, chief with an integer index.' % (path, task))
-    if kind == 'chief':
-      kind = WORKER
-    elif kind == WORKER and chief:
-      index += 1
-    if job_name and (job_name, task_index) != (kind, index):
+          '%s: task %s is not one of ps, worker, controller, chief with an '
+          'integer index.' % (where, json.dumps(task)))
+    ours = (WORKER, index) if kind == 'chief' else (
+        (kind, index + 1) if kind == WORKER and chief else (kind, index))
+    if (job_name or task_index) and (job_name or ours[0],
+                                     task_index) != ours:
       raise UsageError(
-          '--job_name=%s --task_index=%d contradict the task in '
-          '--cluster_spec=%s (%s %d); give one of them.' % (
-              job_name, task_index, path, kind, index))
-    job_name, task_index = kind, index
+          '--job_name=%s --task_index=%d contradict %s, whose task is %s %d '
+          '(%s here); give the task once: drop the flags or change %s.' % (
+              job_name or '(not given)', task_index, where, kind, index,
+              task_label(*ours), where))
+    job_name, task_index = ours
   return jobs, job_name, task_index
 
 
-def resolve_role(params):
-  """This task's ClusterRole from the flags; UsageError if inconsistent."""
+def _check_flags_agree(params, jobs):
+  """Host flags given beside TF_CONFIG must list what it lists."""
+  for flag, job in (('ps_hosts', PS), ('worker_hosts', WORKER),
+                    ('controller_host', CONTROLLER)):
+    given = getattr(params, flag)
+    if given and parse_host_list(given, '--' + flag) != jobs[job]:
+      raise UsageError(
+          '--%s=%s contradicts %s, whose %s job is %s (a chief counts as '
+          'worker 0); give the cluster once: drop --%s or unset %s.' % (
+              flag, given, tf_config.ENV, job, ','.join(jobs[job]) or
+              '(empty)', flag, tf_config.ENV))
+
+
+def _jobs(params):
+  """(jobs, job_name, task_index) from TF_CONFIG, a spec file or the flags."""
+  env_spec = tf_config.read()
+  if env_spec is not None:
+    if params.cluster_spec:
+      raise UsageError(
+          '--cluster_spec=%s and %s both describe the cluster; give one '
+          '(drop the flag or unset %s).' % (
+              params.cluster_spec, tf_config.ENV, tf_config.ENV))
+    jobs, job_name, task_index = _jobs_from_spec(params, env_spec,
+                                                 tf_config.ENV)
+    _check_flags_agree(params, jobs)
+    return jobs, job_name, task_index
   if params.cluster_spec:
     if params.ps_hosts or params.worker_hosts or params.controller_host:
       raise UsageError(
           '--cluster_spec replaces --ps_hosts/--worker_hosts/'
           '--controller_host; give either the file or the host '
           'flags, not both.')
-    jobs, job_name, task_index = _jobs_from_spec(
-        params, _read_spec_file(params.cluster_spec))
-  else:
-    jobs, job_name, task_index = _jobs_from_flags(params)
+    return _jobs_from_spec(params, _read_spec_file(params.cluster_spec),
+                           '--cluster_spec=%s' % params.cluster_spec)
+  return _jobs_from_flags(params)
+
+
+def resolve_role(params):
+  """This task's ClusterRole from the flags; UsageError if inconsistent."""
+  jobs, job_name, task_index = _jobs(params)
   mode = modes.get(params.variable_update)
   if not job_name:
     raise UsageError(
         'This task\'s job is not known: give --job_name (ps, '
         'worker or controller) and --task_index, or a "task" in '
-        'the TF_CONFIG-form --cluster_spec.')
+        'TF_CONFIG or the TF_CONFIG-form --cluster_spec.')
   if not jobs[WORKER]:
     raise UsageError(
         'The cluster has no workers: give --worker_hosts (or '
