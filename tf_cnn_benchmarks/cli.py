@@ -10,6 +10,7 @@ command instead (each is a module with a ``main(argv) -> exit code``):
   tf_cnn_benchmarks suite ...           results/suite.py (repeats, suites)
   tf_cnn_benchmarks matrix ...          results/matrix.py (several TF versions)
   tf_cnn_benchmarks launch ...          tf_cnn_benchmarks/cluster/launcher.py
+  tf_cnn_benchmarks k8s ...             tf_cnn_benchmarks/cluster/k8s_manifests.py
 """
 
 import importlib
@@ -23,6 +24,7 @@ TOOL_COMMANDS = {
     'suite': 'results.suite',
     'matrix': 'results.matrix',
     'launch': 'tf_cnn_benchmarks.cluster.launcher',
+    'k8s': 'tf_cnn_benchmarks.cluster.k8s_manifests',
 }
 
 
