@@ -7,9 +7,10 @@ starts, and the ssh commands that run them.
 A host is `[user@]host[:ssh_port]`; `host` is also the address the other
 tasks reach its tasks at. A hostfile has one `host [slots=N]` per line
 (`#` starts a comment). Placement: ps tasks are spread over the hosts in
-turn (one per host, then round again); workers then fill each host's slots
-in order (a `--hosts` host has 1 slot), going round again when there are
-more workers than slots; a controller goes on the first host. A host's
+turn (one per host, then round again), each taking a slot; workers then
+fill the free slots host by host (a `--hosts` host has 1 slot), and go
+round every slot again when there are more tasks than slots; a controller
+goes on the first host. A host's
 tasks listen on --base_port, --base_port+1, ... in that order.
 
 Every ssh call is the real OpenSSH client in batch mode (no password
@@ -128,13 +129,18 @@ def hosts_of(args):
 def place(hosts, tasks_by_job):
   """{(job, index): Host}; see the module's docstring."""
   placed = {}
+  used = dict.fromkeys(hosts, 0)
   ps = [t for t in tasks_by_job if t[0] == roles.PS]
   for i, task in enumerate(ps):
     placed[task] = hosts[i % len(hosts)]
+    used[placed[task]] += 1
+  # The slots the ps tasks left free, then round again over every slot.
+  free = [h for h in hosts for _ in range(max(0, h.slots - used[h]))]
   by_slot = [h for h in hosts for _ in range(h.slots)]
   workers = [t for t in tasks_by_job if t[0] == roles.WORKER]
   for i, task in enumerate(workers):
-    placed[task] = by_slot[i % len(by_slot)]
+    placed[task] = (free[i] if i < len(free)
+                    else by_slot[(i - len(free)) % len(by_slot)])
   for task in tasks_by_job:
     placed.setdefault(task, hosts[0])
   return placed
