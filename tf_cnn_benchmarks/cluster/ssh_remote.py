@@ -120,7 +120,9 @@ def run_task(flags):
 
     def watch_channel():
       # EOF on stdin: the launcher hung up or the connection is gone.
-      while sys.stdin.buffer.read1(4096):
+      # The raw fd: a thread blocked in sys.stdin would hold its lock at
+      # interpreter exit.
+      while os.read(0, 4096):
         pass
       stop.set()
     threading.Thread(target=watch_channel, daemon=True).start()
@@ -179,4 +181,7 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  sys.exit(main(sys.argv[1:]))
+  code = main(sys.argv[1:])
+  sys.stdout.flush()
+  # Past the channel watcher, still blocked reading stdin.
+  os._exit(code)

@@ -34,6 +34,9 @@ FAILURE_GRACE_SECONDS = 10.0
 KILL_GRACE_SECONDS = 5.0
 # A remote task's ssh channel closes this much later than the task ends.
 REMOTE_EXTRA_GRACE_SECONDS = 10.0
+# A remote task whose ssh channel ended without its exit status exits with
+# this, as ssh does when it loses the connection.
+SSH_LOST = 255
 
 
 class Task:
@@ -115,14 +118,16 @@ class RemoteTask(Task):
     if self.reader is not None and self.reader.is_alive():
       return None
     code = super().returncode()
-    if code is None or self.remote_code is None:
-      return code
-    return self.remote_code
+    if code is None or self.remote_code is not None:
+      return code if code is None else self.remote_code
+    return SSH_LOST  # The channel ended before the task's exit status.
 
   def exit_description(self):
     if self.returncode() is not None and self.remote_code is None:
-      return 'ssh connection to %s lost (ssh exit %s)' % (
-          self.host, self.process.returncode)
+      ssh = self.process.returncode
+      return 'ssh connection to %s lost (ssh %s)' % (
+          self.host, 'killed by %s' % signal.Signals(-ssh).name if ssh < 0
+          else 'exit %d' % ssh)
     return super().exit_description()
 
   def take_line(self, line):
