@@ -6,6 +6,7 @@ reaches them with the real ssh client. The tasks are real TensorFlow
 cluster tasks, under the launcher's remote guard (ssh_remote.py).
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -54,6 +55,20 @@ def _wait_for_step(process, log, label, step=5):
     return re.search(r'\[%s\] %d\t' % (label, step),
                      helpers.read(log)) is not None
   helpers.wait_for(reached, 150, '%s to reach step %d' % (label, step))
+
+
+@contextlib.contextmanager
+def _running_cluster(fake, tmp_path):
+  """A long 1 ps + 2 worker run, yielded (launcher process, log path) once
+  worker1 is training; the launcher is always killed afterwards."""
+  process = _launch(fake, tmp_path, fake.launcher_args() + [
+      '--ps', '1', '--workers', '2'], _long_run(tmp_path), 'launch.log')
+  log = str(tmp_path / 'launch.log')
+  try:
+    _wait_for_step(process, log, 'worker1')
+    yield process, log
+  finally:
+    helpers.kill([process])
 
 
 def _assert_namespaces_empty(fake):
@@ -138,19 +153,13 @@ def test_host_with_another_harness_version_is_named(tmp_path):
 @pytest.mark.timeout(400)
 def test_killing_one_hosts_task_ends_every_task_naming_it(tmp_path):
   with fake_hosts(tmp_path) as fake:
-    process = _launch(fake, tmp_path, fake.launcher_args() + [
-        '--ps', '1', '--workers', '2'], _long_run(tmp_path), 'launch.log')
-    log = str(tmp_path / 'launch.log')
-    try:
-      _wait_for_step(process, log, 'worker1')
+    with _running_cluster(fake, tmp_path) as (process, log):
       namespace, pid = fake.task_pid('worker', 1)
       assert namespace == fake.hosts[2].namespace, (namespace, pid)
       os.kill(pid, signal.SIGKILL)
       killed_at = time.monotonic()
       code = process.wait(timeout=TEARDOWN_BOUND + 30)
       took = time.monotonic() - killed_at
-    finally:
-      helpers.kill([process])
     _assert_namespaces_empty(fake)
   out = helpers.read(log)
   assert code != 0, out
@@ -161,16 +170,10 @@ def test_killing_one_hosts_task_ends_every_task_naming_it(tmp_path):
 @pytest.mark.timeout(400)
 def test_sigterm_to_the_launcher_leaves_no_process_on_any_host(tmp_path):
   with fake_hosts(tmp_path) as fake:
-    process = _launch(fake, tmp_path, fake.launcher_args() + [
-        '--ps', '1', '--workers', '2'], _long_run(tmp_path), 'launch.log')
-    log = str(tmp_path / 'launch.log')
-    try:
-      _wait_for_step(process, log, 'worker1')
+    with _running_cluster(fake, tmp_path) as (process, log):
       assert fake.stray_pids(), 'no task seen on the fake hosts'
       process.send_signal(signal.SIGTERM)
       code = process.wait(timeout=TEARDOWN_BOUND)
-    finally:
-      helpers.kill([process])
     # Checked at once: nothing may be left for the namespaces' removal.
     strays = fake.stray_pids()
   out = helpers.read(log)
@@ -185,11 +188,7 @@ def test_sigterm_to_the_launcher_leaves_no_process_on_any_host(tmp_path):
 @pytest.mark.timeout(400)
 def test_dropping_a_tasks_ssh_connection_tears_that_task_down(tmp_path):
   with fake_hosts(tmp_path) as fake:
-    process = _launch(fake, tmp_path, fake.launcher_args() + [
-        '--ps', '1', '--workers', '2'], _long_run(tmp_path), 'launch.log')
-    log = str(tmp_path / 'launch.log')
-    try:
-      _wait_for_step(process, log, 'worker1')
+    with _running_cluster(fake, tmp_path) as (process, log):
       _, task = fake.task_pid('worker', 1)
       ssh_client = helpers.task_pids(helpers.read(log))['worker1']
       os.kill(ssh_client, signal.SIGKILL)
@@ -197,8 +196,6 @@ def test_dropping_a_tasks_ssh_connection_tears_that_task_down(tmp_path):
       helpers.wait_for(lambda: not helpers.pid_alive(task), 20,
                        'worker1 to be stopped on its host')
       code = process.wait(timeout=TEARDOWN_BOUND)
-    finally:
-      helpers.kill([process])
     _assert_namespaces_empty(fake)
   out = helpers.read(log)
   assert code != 0, out
