@@ -164,5 +164,5 @@ def test_every_folder_of_code_is_an_installed_package():
 
 def test_launched_tasks_import_this_checkout():
   from tf_cnn_benchmarks.cluster import task_processes  # pylint: disable=g-import-not-at-top
-  first = task_processes._child_env()['PYTHONPATH'].split(os.pathsep)[0]  # pylint: disable=protected-access
+  first = task_processes.child_env()['PYTHONPATH'].split(os.pathsep)[0]
   assert os.path.isfile(os.path.join(first, PACKAGE, '__init__.py'))

@@ -52,9 +52,10 @@ def _print_version():
   if not logs.load_tensorflow(0):
     return exit_codes.RUN_FAILED
   from tf_cnn_benchmarks.measure import environment  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.measure import versions  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  commit = environment.git_describe()
-  print('tf_cnn_benchmarks %s%s' % (environment.package_version(),
+  commit = versions.git_describe()
+  print('tf_cnn_benchmarks %s%s' % (versions.package_version(),
                                     ' (commit %s)' % commit if commit else ''))
   print('TensorFlow %s (%s)' % (tf.__version__, environment.tf_build_line()))
   return exit_codes.OK

@@ -30,6 +30,8 @@ def summarize(tasks, write):
   write('=' * 10 + ' cluster summary ' + '=' * 10)
   own_rates = []
   chief_total = controller_total = None
+  # Which host each task ran on, when they were not all local.
+  on_hosts = {str(t.host) for t in tasks} != {'local'}
   for task in tasks:
     code = task.returncode()
     state = ('stopped by the launcher' if task.stopped_by_launcher
@@ -47,7 +49,8 @@ def summarize(tasks, write):
       controller_total = float(total[0]) if total else None
     if task.job == roles.PS and code == 0 and not task.stopped_by_launcher:
       detail = '  (exited by itself)'
-    write('%-12s %s%s' % (task.label, state, detail))
+    where = '%-20s ' % task.host if on_hosts else ''
+    write('%-12s %s%s%s' % (task.label, where, state, detail))
   summed = None
   if controller_total is not None:
     write('Cluster total images/sec: %.2f (the controller\'s total: one '

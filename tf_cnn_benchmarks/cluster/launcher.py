@@ -1,24 +1,29 @@
-"""`tf_cnn_benchmarks launch`: a whole cluster on this machine, one command.
+"""`tf_cnn_benchmarks launch`: a whole cluster, one command.
 
   tf_cnn_benchmarks launch --ps 1 --workers 2 -- --model=resnet50 ...
+  tf_cnn_benchmarks launch --hosts h1,h2,h3 --ps 1 --workers 2 -- ...
 
 Starts every task (ps tasks, workers, and the controller for
-distributed_all_reduce) as a subprocess on free 127.0.0.1 ports, with the
-benchmark flags after `--` plus each task's --job_name/--task_index and the
-host lists. Every task's output is shown line by line, prefixed with its
-name ([ps0], [worker1], ...). At the end it prints a cluster summary.
+distributed_all_reduce) as a subprocess on free 127.0.0.1 ports, or with
+--hosts/--hostfile on those hosts over ssh, with the benchmark flags after
+`--` plus each task's --job_name/--task_index and the host lists. Every
+task's output is shown line by line, prefixed with its name ([ps0],
+[worker1], ...). At the end it prints a cluster summary.
 
 This file is the command: its arguments and the task list. Running and
 stopping the children is task_processes.py; the summary and the exit code
-are launch_summary.py.
+are launch_summary.py; placing tasks on hosts, checking the hosts and the
+ssh commands are ssh_hosts.py.
 """
 
 import argparse
+import os
 import signal
 import socket
 import sys
 import uuid
 
+from results import record_io
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks import flags
@@ -26,6 +31,7 @@ from tf_cnn_benchmarks import logs
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
+from tf_cnn_benchmarks.cluster import ssh_hosts
 from tf_cnn_benchmarks.cluster import task_processes
 from tf_cnn_benchmarks.variable_update import modes
 
@@ -38,8 +44,8 @@ def make_parser():
   parser = argparse.ArgumentParser(
       prog='tf_cnn_benchmarks launch',
       description='Run a cluster (ps tasks, workers, controller) as local '
-                  'processes on free 127.0.0.1 ports. Benchmark flags go '
-                  'after "--".',
+                  'processes on free 127.0.0.1 ports, or on other hosts '
+                  'over ssh (--hosts). Benchmark flags go after "--".',
       epilog='Example: tf_cnn_benchmarks launch --ps 1 --workers 2 -- '
              '--model=trivial --device=cpu --variable_update='
              'parameter_server --num_batches=20')
@@ -57,6 +63,7 @@ def make_parser():
   parser.add_argument('--timeout', type=float, default=0,
                       help='stop the whole cluster after this many seconds '
                            '(0: no limit)')
+  ssh_hosts.add_arguments(parser)
   return parser
 
 
@@ -115,8 +122,17 @@ def build_tasks(args, benchmark_flags, chosen, python=None):
   if args.workers < 1 or num_ps < 0:
     raise flags.UsageError('--workers must be >= 1 and --ps >= 0.')
   with_controller = mode.needs_controller
-  ports = free_ports(args.host, num_ps + args.workers + int(with_controller))
-  address = ['%s:%d' % (args.host, p) for p in ports]
+  tasks_by_job = ([(roles.PS, i) for i in range(num_ps)] +
+                  [(roles.WORKER, i) for i in range(args.workers)] +
+                  ([(roles.CONTROLLER, 0)] if with_controller else []))
+  hosts = ssh_hosts.hosts_of(args)
+  if hosts:
+    placed = ssh_hosts.place(hosts, tasks_by_job)
+    found = ssh_hosts.addresses(placed, tasks_by_job, args.base_port)
+    address = [found[t] for t in tasks_by_job]
+  else:
+    ports = free_ports(args.host, len(tasks_by_job))
+    address = ['%s:%d' % (args.host, p) for p in ports]
   ps_hosts = address[:num_ps]
   worker_hosts = address[num_ps:num_ps + args.workers]
   cluster_flags = ['--ps_hosts=' + ','.join(ps_hosts),
@@ -124,9 +140,7 @@ def build_tasks(args, benchmark_flags, chosen, python=None):
                    '--cluster_run_id=' + uuid.uuid4().hex]
   if with_controller:
     cluster_flags.append('--controller_host=' + address[-1])
-  tasks_by_job = ([(roles.PS, i) for i in range(num_ps)] +
-                  [(roles.WORKER, i) for i in range(args.workers)] +
-                  ([(roles.CONTROLLER, 0)] if with_controller else []))
+  ssh = ssh_hosts.Ssh(args) if hosts else None
   tasks = []
   for job, index in tasks_by_job:
     task_flags = list(benchmark_flags) + cluster_flags + [
@@ -135,12 +149,34 @@ def build_tasks(args, benchmark_flags, chosen, python=None):
     # from the launcher rather than one per task.
     task_params, _ = flags.parse_command_line(['launch'] + task_flags)
     role = roles.resolve_role(task_params)
-    task = task_processes.Task(
-        roles.task_label(job, index), job, roles.task_address(role, job, index),
-        [python, '-m', 'tf_cnn_benchmarks.cli'] + task_flags)
+    label = roles.task_label(job, index)
+    address = roles.task_address(role, job, index)
+    if ssh:
+      host = placed[(job, index)]
+      task = task_processes.RemoteTask(
+          label, job, address, ssh.task_argv(host, task_flags), host,
+          ssh.reap_argv(host))
+    else:
+      task = task_processes.Task(
+          label, job, address,
+          [python, '-m', 'tf_cnn_benchmarks.cli'] + task_flags)
     task.lockstep = role.lockstep
     tasks.append(task)
   return tasks
+
+
+def _save_remote_records(tasks, result_dir, say):
+  """The run records remote tasks sent back, into the local result_dir,
+  each marked with the host its task ran on."""
+  saved = 0
+  for task in tasks:
+    for name, rec in task.records:
+      rec['launched_on'] = str(task.host)
+      os.makedirs(result_dir, exist_ok=True)
+      record_io.write_record_atomically(os.path.join(result_dir, name), rec)
+      saved += 1
+  if tasks:
+    say('%d run record(s) from the hosts saved in %s' % (saved, result_dir))
 
 
 def main(argv):
@@ -169,6 +205,7 @@ def main(argv):
   try:
     chosen = read_benchmark_flags(benchmark_flags)
     tasks = build_tasks(args, benchmark_flags, chosen)
+    remote = [t for t in tasks if isinstance(t, task_processes.RemoteTask)]
     if chosen.server_protocol != 'grpc':
       # One message here rather than one per task (loads TensorFlow).
       if not logs.load_tensorflow(chosen.verbosity):
@@ -177,6 +214,16 @@ def main(argv):
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
   launcher = task_processes.Supervisor(tasks)
+  if remote:
+    launcher.say('placement: ' + '; '.join(
+        '%s: %s' % (h, ', '.join('%s %s' % (t.label, t.address)
+                                 for t in tasks if t.host == h))
+        for h in dict.fromkeys(t.host for t in tasks)))
+    try:
+      ssh_hosts.preflight(ssh_hosts.Ssh(args), remote)
+    except ssh_hosts.PreflightError as e:
+      launcher.say(str(e))
+      return e.exit_code
   previous = {sig: signal.signal(sig, launcher.handle_signal)
               for sig in (signal.SIGINT, signal.SIGTERM)}
   try:
@@ -189,9 +236,12 @@ def main(argv):
     if stopped:
       launcher.say('stopping the cluster: %s' % stopped)
   finally:
-    launcher.teardown()
+    unconfirmed = launcher.teardown()
     for sig, handler in previous.items():
       signal.signal(sig, handler)
+  for label, why in unconfirmed.items():
+    launcher.say('could not confirm %s is gone: %s' % (label, why))
+  _save_remote_records(remote, chosen.result_dir, launcher.say)
   launch_summary.summarize(tasks, launcher.say)
   if launcher.stop_signal:
     return exit_codes.INTERRUPTED

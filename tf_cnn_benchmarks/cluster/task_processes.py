@@ -1,12 +1,20 @@
 """The launcher's child processes: start them, relay their output, wait, stop.
 
+A task is a local process (Task) or a process on another host that an ssh
+client runs for us (RemoteTask); the supervisor treats both alike.
+
 Teardown is unconditional: on success, failure, Ctrl-C or SIGTERM every
 child is stopped (SIGTERM to its process group, SIGKILL after a grace
 period), and each child is also tied to the launcher's life by
 PR_SET_PDEATHSIG, so even a SIGKILLed launcher leaves no orphans on Linux.
+A remote task is stopped by closing its ssh channel, which its guard on the
+far side (ssh_remote.py) takes as "stop the task"; one whose end could not
+be confirmed over that channel is killed over a fresh ssh connection, and
+the launcher names any it still cannot confirm gone.
 """
 
 import ctypes
+import json
 import os
 import signal
 import subprocess
@@ -17,16 +25,27 @@ import time
 import tf_cnn_benchmarks
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.cluster import ssh_remote
 
 # After the first task fails, the others get this long to finish by
 # themselves (a synchronous peer may be blocked) before being stopped.
 FAILURE_GRACE_SECONDS = 10.0
 # SIGTERM, then this long, then SIGKILL.
 KILL_GRACE_SECONDS = 5.0
+# A remote task's ssh channel closes this much later than the task ends.
+REMOTE_EXTRA_GRACE_SECONDS = 10.0
+# A remote task whose ssh channel ended without its exit status exits with
+# this, as ssh does when it loses the connection.
+SSH_LOST = 255
 
 
 class Task:
   """One child process and what it printed."""
+
+  # What the child reads: nothing (a remote task's channel is a pipe).
+  stdin = subprocess.DEVNULL
+  # Where it runs, for the placement and the summary.
+  host = 'local'
 
   def __init__(self, label, job, address, argv):
     self.label = label
@@ -63,8 +82,95 @@ class Task:
       return 'killed by %s' % signal.Signals(-code).name
     return 'exit %s' % code
 
+  def take_line(self, line):
+    """False: ``line`` is the task's output, to show and keep."""
+    del line
+    return False
 
-def _die_with_parent():
+  def terminate(self):
+    kill_group(self.process.pid, signal.SIGTERM)
+
+  def kill(self):
+    kill_group(self.process.pid, signal.SIGKILL)
+
+  def confirm_gone(self):
+    """None when the task is known to be gone, else why it may not be."""
+    return None
+
+
+class RemoteTask(Task):
+  """A task on another host: ``argv`` is the ssh command running it under
+  ssh_remote's guard; ``reap_argv(pid)`` an ssh command that kills the
+  task's process group there and prints "gone" once it is."""
+
+  stdin = subprocess.PIPE
+
+  def __init__(self, label, job, address, argv, host, reap_argv):
+    super().__init__(label, job, address, argv)
+    self.host = host
+    self.reap_argv = reap_argv
+    self.remote_pid = None
+    self.remote_code = None  # the task's own exit status, from its guard
+    self.records = []  # (file name, record) sent back by the guard
+
+  def returncode(self):
+    # Only once its output is drained: the exit status is its last line.
+    if self.reader is not None and self.reader.is_alive():
+      return None
+    code = super().returncode()
+    if code is None or self.remote_code is not None:
+      return code if code is None else self.remote_code
+    return SSH_LOST  # The channel ended before the task's exit status.
+
+  def exit_description(self):
+    if self.returncode() is not None and self.remote_code is None:
+      ssh = self.process.returncode
+      return 'ssh connection to %s lost (ssh %s)' % (
+          self.host, 'killed by %s' % signal.Signals(-ssh).name if ssh < 0
+          else 'exit %d' % ssh)
+    return super().exit_description()
+
+  def take_line(self, line):
+    if not line.startswith(ssh_remote.MARK):
+      return False
+    kind, _, payload = line[len(ssh_remote.MARK):].partition(' ')
+    if kind == 'started':
+      self.remote_pid = int(payload)
+    elif kind == 'record':
+      name, _, text = payload.partition(' ')
+      self.records.append((name, json.loads(text)))
+    elif kind == 'exit':
+      self.remote_code = int(payload)
+    return True
+
+  def terminate(self):
+    # EOF on the channel: the guard stops the task and sends its records.
+    try:
+      self.process.stdin.close()
+    except OSError:
+      pass
+
+  def confirm_gone(self):
+    if self.remote_code is not None:
+      return None
+    if self.remote_pid is None:
+      return 'it may have started on %s before its ssh connection ended' % (
+          self.host)
+    try:
+      out = subprocess.run(self.reap_argv(self.remote_pid),
+                           capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=30)
+    except subprocess.TimeoutExpired:
+      return 'ssh to %s to kill it (pid %d) did not answer' % (
+          self.host, self.remote_pid)
+    if out.stdout.strip().endswith('gone'):
+      return None
+    return 'ssh to %s to kill it (pid %d) said: %s' % (
+        self.host, self.remote_pid,
+        (out.stdout + out.stderr).strip() or 'exit %d' % out.returncode)
+
+
+def die_with_parent():
   """Runs in the child before exec: SIGKILL it when the launcher dies."""
   try:
     libc = ctypes.CDLL(None, use_errno=True)
@@ -73,7 +179,7 @@ def _die_with_parent():
     pass
 
 
-def _child_env():
+def child_env():
   env = dict(os.environ)
   # The task imports this package even when it is not installed.
   env['PYTHONPATH'] = os.pathsep.join(
@@ -100,6 +206,8 @@ class Supervisor:
   def _pump(self, task):
     for raw in task.process.stdout:
       line = raw.decode(errors='replace').rstrip('\n')
+      if task.take_line(line):
+        continue
       task.lines.append(line)
       with self.lock:
         try:
@@ -111,12 +219,12 @@ class Supervisor:
           pass
 
   def start(self):
-    env = _child_env()
+    env = child_env()
     for task in self.tasks:
       task.process = subprocess.Popen(
           task.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-          stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-          preexec_fn=_die_with_parent)
+          stdin=task.stdin, env=env, start_new_session=True,
+          preexec_fn=die_with_parent)
     # Readers start after every fork: forking with threads running is what
     # preexec_fn must not do.
     for task in self.tasks:
@@ -172,28 +280,41 @@ class Supervisor:
     return any(t.lockstep or t.job != roles.WORKER for t in failed)
 
   def teardown(self):
-    """Stops every child still running: SIGTERM, grace, SIGKILL."""
+    """Stops every child still running: SIGTERM, grace, SIGKILL.
+
+    Returns {label: why} of the tasks not confirmed gone (remote ones).
+    """
     running = [t for t in self.tasks if t.process and t.returncode() is None]
     for task in running:
       task.stopped_by_launcher = True
-      _kill_group(task.process, signal.SIGTERM)
-    deadline = time.monotonic() + KILL_GRACE_SECONDS
+      task.terminate()
+    # A remote task's guard has its own KILL_GRACE_SECONDS, then needs a
+    # moment to send back its records.
+    deadline = time.monotonic() + KILL_GRACE_SECONDS + (
+        REMOTE_EXTRA_GRACE_SECONDS if any(
+            isinstance(t, RemoteTask) for t in running) else 0)
     for task in running:
       try:
         task.process.wait(max(0.0, deadline - time.monotonic()))
       except subprocess.TimeoutExpired:
         pass
     for task in running:
-      if task.returncode() is None:
-        _kill_group(task.process, signal.SIGKILL)
+      if task.process.poll() is None:
+        task.kill()
         task.process.wait()
     for task in self.tasks:
       if task.reader:
         task.reader.join(timeout=2)
+    unconfirmed = {}
+    for task in self.tasks:
+      why = task.confirm_gone() if task.process else None
+      if why:
+        unconfirmed[task.label] = why
+    return unconfirmed
 
 
-def _kill_group(process, sig):
+def kill_group(pid, sig):
   try:
-    os.killpg(process.pid, sig)
+    os.killpg(pid, sig)
   except (ProcessLookupError, PermissionError):
     pass

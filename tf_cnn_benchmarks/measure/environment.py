@@ -3,14 +3,12 @@
 import os
 import platform
 import socket
-import subprocess
 import sys
 
 import numpy as np
 import tensorflow as tf
 
-import tf_cnn_benchmarks
-
+from tf_cnn_benchmarks.measure import versions
 
 
 def cpu_model():
@@ -35,33 +33,6 @@ def cpu_flags():
   return set()
 
 
-def package_version():
-  """The version setup.cfg gives the installed package ('unknown' if it is
-  not installed)."""
-  from importlib import metadata  # pylint: disable=g-import-not-at-top
-  try:
-    return metadata.version('tf_cnn_benchmarks')
-  except metadata.PackageNotFoundError:
-    return 'unknown'
-
-
-def git_describe():
-  """git describe of this checkout (None outside one, or without git)."""
-  try:
-    out = subprocess.run(
-        ['git', 'describe', '--always', '--dirty', '--tags'],
-        cwd=tf_cnn_benchmarks.REPO_ROOT, capture_output=True, text=True,
-        timeout=5)
-  except (OSError, subprocess.SubprocessError):
-    return None
-  return out.stdout.strip() if out.returncode == 0 else None
-
-
-def harness_version():
-  """git describe of this checkout, else the installed package version."""
-  return git_describe() or package_version()
-
-
 def accelerator():
   gpus = tf.config.list_physical_devices('GPU')
   if not gpus:
@@ -71,14 +42,6 @@ def accelerator():
     details = tf.config.experimental.get_device_details(gpu)
     names.append(details.get('device_name', gpu.name))
   return ', '.join(names)
-
-
-def tf_distribution():
-  """The pip distribution that installed the ``tensorflow`` package
-  (tensorflow, tensorflow-cpu, intel-tensorflow, ...), or None."""
-  from importlib import metadata  # pylint: disable=g-import-not-at-top
-  names = metadata.packages_distributions().get('tensorflow') or []
-  return names[0].replace('_', '-') if names else None
 
 
 def tf_build():
@@ -101,7 +64,7 @@ def tf_build_line():
   """'tensorflow-cpu, CPU only, oneDNN on': the run header's TF build."""
   build = tf_build()
   return '%s, %s, oneDNN %s' % (
-      tf_distribution() or 'unknown distribution',
+      versions.tf_distribution() or 'unknown distribution',
       '%s build' % build['gpu_build'] if build['gpu_build'] else 'CPU only',
       {True: 'on', False: 'off', None: 'unknown'}[build['onednn']])
 
@@ -111,12 +74,12 @@ def describe():
   return {
       'tf_version': tf.__version__,
       'tf_git_version': tf.version.GIT_VERSION,
-      'tf_distribution': tf_distribution(),
+      'tf_distribution': versions.tf_distribution(),
       'tf_gpu_build': build['gpu_build'],
       'tf_onednn': build['onednn'],
       'python_version': platform.python_version(),
       'numpy_version': np.__version__,
-      'harness_version': harness_version(),
+      'harness_version': versions.harness_version(),
       'cpu_model': cpu_model(),
       'cpu_count': os.cpu_count(),
       'accelerator': accelerator(),

@@ -1,0 +1,48 @@
+"""Where `launch --hosts`/`--hostfile` puts each task, and bad host input."""
+
+import pytest
+
+from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks.cluster import ssh_hosts
+
+
+def _placed(hosts, ps, workers):
+  tasks = [('ps', i) for i in range(ps)] + [
+      ('worker', i) for i in range(workers)]
+  placed = ssh_hosts.place(hosts, tasks)
+  found = ssh_hosts.addresses(placed, tasks, 2222)
+  return {'%s%d' % t: found[t] for t in tasks}
+
+
+def test_ps_spread_first_then_workers_fill_free_slots_then_go_round():
+  hosts = [ssh_hosts.parse_host(h) for h in ('h1', 'bob@h2:2022', 'h3')]
+  assert str(hosts[1]) == 'bob@h2:2022'
+  assert (hosts[1].user, hosts[1].name, hosts[1].ssh_port) == (
+      'bob', 'h2', 2022)
+  assert _placed(hosts, 2, 4) == {
+      'ps0': 'h1:2222', 'ps1': 'h2:2222', 'worker0': 'h3:2222',
+      'worker1': 'h1:2223', 'worker2': 'h2:2223', 'worker3': 'h3:2223'}
+
+
+def test_hostfile_slots(tmp_path):
+  path = tmp_path / 'hosts'
+  path.write_text('# two big hosts\na slots=3\n\nb slots=2  # smaller\n')
+  hosts = ssh_hosts.read_hostfile(str(path))
+  assert [(h.name, h.slots) for h in hosts] == [('a', 3), ('b', 2)]
+  assert _placed(hosts, 1, 4) == {
+      'ps0': 'a:2222', 'worker0': 'a:2223', 'worker1': 'a:2224',
+      'worker2': 'b:2222', 'worker3': 'b:2223'}
+
+
+def test_bad_hostfile_line_is_named(tmp_path):
+  path = tmp_path / 'hosts'
+  path.write_text('a slots=2\nb cpus=4\n')
+  with pytest.raises(flags.UsageError, match=r'line 2: "cpus=4" is not '
+                     r'slots=N'):
+    ssh_hosts.read_hostfile(str(path))
+
+
+def test_bad_host_is_named():
+  with pytest.raises(flags.UsageError, match=r'"a@b@c" is not '
+                     r'\[user@\]host\[:ssh_port\]'):
+    ssh_hosts.parse_host('a@b@c')

@@ -1,0 +1,51 @@
+"""Which harness and which TensorFlow are installed, without loading
+TensorFlow (the ssh launcher asks every host before it starts anything)."""
+
+import subprocess
+
+import tf_cnn_benchmarks
+
+
+def package_version():
+  """The version setup.cfg gives the installed package ('unknown' if it is
+  not installed)."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  try:
+    return metadata.version('tf_cnn_benchmarks')
+  except metadata.PackageNotFoundError:
+    return 'unknown'
+
+
+def git_describe():
+  """git describe of this checkout (None outside one, or without git)."""
+  try:
+    out = subprocess.run(
+        ['git', 'describe', '--always', '--dirty', '--tags'],
+        cwd=tf_cnn_benchmarks.REPO_ROOT, capture_output=True, text=True,
+        timeout=5)
+  except (OSError, subprocess.SubprocessError):
+    return None
+  return out.stdout.strip() if out.returncode == 0 else None
+
+
+def harness_version():
+  """git describe of this checkout, else the installed package version."""
+  return git_describe() or package_version()
+
+
+def tf_distribution():
+  """The pip distribution that installed the ``tensorflow`` package
+  (tensorflow, tensorflow-cpu, intel-tensorflow, ...), or None."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  names = metadata.packages_distributions().get('tensorflow') or []
+  return names[0].replace('_', '-') if names else None
+
+
+def tf_installed_version():
+  """The installed TensorFlow's version as pip knows it (None if absent)."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  name = tf_distribution()
+  try:
+    return metadata.version(name) if name else None
+  except metadata.PackageNotFoundError:
+    return None
