@@ -18,6 +18,7 @@ from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks.cluster import launcher
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
+from tf_cnn_benchmarks.cluster import task_processes
 from tf_cnn_benchmarks.variable_update import cluster_base
 
 PS = '10.0.0.1:2222'
@@ -169,6 +170,13 @@ def test_launcher_task_list():
   assert len({t.address for t in tasks}) == 3
   with pytest.raises(flags.UsageError, match='remove --task_index'):
     launcher.read_benchmark_flags(['--task_index=1'])
+
+
+def test_launcher_tasks_do_not_inherit_tf_config(monkeypatch):
+  # The launcher gives each task its place by flags; an exported TF_CONFIG
+  # would contradict them (a usage error in every task).
+  monkeypatch.setenv('TF_CONFIG', '{"cluster": {"worker": ["h:1"]}}')
+  assert 'TF_CONFIG' not in task_processes.child_env()
 
 
 @pytest.mark.parametrize('given', [

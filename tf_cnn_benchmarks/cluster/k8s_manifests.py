@@ -29,12 +29,12 @@ import re
 import sys
 import uuid
 
+from results import atomic_files
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import tf_config
+from tf_cnn_benchmarks.cluster import cluster_command
 from tf_cnn_benchmarks.cluster import roles
-from tf_cnn_benchmarks.variable_update import modes
 
 PLAIN, TFJOB = 'plain', 'tfjob'
 CONTAINER = 'tensorflow'     # the name the TFJob operator looks for
@@ -48,9 +48,6 @@ DEFAULT_HOLD_SECONDS = 600
 INDEX_ANNOTATION = ("metadata.annotations"
                     "['batch.kubernetes.io/job-completion-index']")
 INDEX_ENV = 'TF_CNN_BENCHMARKS_TASK_INDEX'
-# Flags TF_CONFIG and this command set for every task; the user must not.
-_SET_HERE = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts',
-             'controller_host', 'cluster_spec', 'cluster_run_id')
 _LABEL = 'tf-cnn-benchmarks/'
 _DNS_LABEL = re.compile(r'^[a-z]([-a-z0-9]*[a-z0-9])?$')
 _TFJOB_REPLICA = {roles.PS: 'PS', roles.WORKER: 'Worker'}
@@ -69,10 +66,7 @@ def make_parser():
   parser.add_argument('--image', required=True,
                       help='container image with tf_cnn_benchmarks and '
                            'TensorFlow installed')
-  parser.add_argument('--ps', type=int, default=None,
-                      help='ps tasks (default: 1 for the ps modes, 0 for the '
-                           'all-reduce modes)')
-  parser.add_argument('--workers', type=int, default=2, help='workers')
+  cluster_command.add_size_arguments(parser)
   parser.add_argument('--form', choices=(PLAIN, TFJOB), default=PLAIN,
                       help='plain: a headless Service and an Indexed Job per '
                            'role (default); tfjob: a Kubeflow TFJob')
@@ -104,9 +98,6 @@ def make_parser():
 
 
 def _check_args(args):
-  num_ps = args.ps
-  if args.workers < 1 or (num_ps is not None and num_ps < 0):
-    raise flags.UsageError('--workers must be >= 1 and --ps >= 0.')
   longest = '%s-controller-%d' % (args.name, max(args.workers, 1) - 1)
   if not _DNS_LABEL.match(args.name) or len(longest) > 63:
     raise flags.UsageError(
@@ -121,35 +112,23 @@ def _check_args(args):
 
 def read_benchmark_flags(benchmark_flags):
   """The flags after `--`, parsed as every pod will parse them."""
-  given = {a.split('=', 1)[0].lstrip('-') for a in benchmark_flags
-           if a.startswith('-')}
-  clash = sorted(given & set(_SET_HERE))
-  if clash:
-    raise flags.UsageError(
-        'Every pod learns its place in the cluster from %s, and the run id '
-        'is set here; remove %s from the benchmark flags.' % (
-            tf_config.ENV, ', '.join('--' + f for f in clash)))
-  return flags.parse_flag_values(['k8s'] + list(benchmark_flags))
+  return cluster_command.read_benchmark_flags(
+      'k8s', benchmark_flags,
+      'Every pod learns its place in the cluster from %s, and the run id '
+      'is set here' % tf_config.ENV)
 
 
 class Plan:
   """The tasks of one run and every fact its manifests need."""
 
   def __init__(self, args, benchmark_flags, chosen):
-    flag_checks.check_not_refused(flags.SPECS_BY_NAME['variable_update'],
-                                  chosen.variable_update)
-    mode = modes.get(chosen.variable_update)
-    if not mode.runs_in_cluster:
-      raise flags.UsageError(
-          'k8s runs a cluster: give --variable_update=one of %s (it was %s).'
-          % (', '.join(modes.names(runs_in_cluster=True)),
-             chosen.variable_update))
+    mode = cluster_command.cluster_mode('k8s', chosen)
     if args.form == TFJOB and mode.needs_controller:
       raise flags.UsageError(
           '--variable_update=%s needs a controller task, and a TFJob has no '
           'replica type for one; use --form=plain.' % mode.name)
     self.args = args
-    self.num_ps = args.ps if args.ps is not None else int(mode.has_ps_tasks)
+    self.num_ps = cluster_command.num_ps_tasks(args, mode)
     self.counts = {roles.PS: self.num_ps, roles.WORKER: args.workers,
                    roles.CONTROLLER: int(mode.needs_controller)}
     result_dir = chosen['result_dir']
@@ -336,17 +315,12 @@ def write(found, output_dir, out):
   for i, obj in enumerate(found):
     path = os.path.join(output_dir, '%02d-%s-%s.json' % (
         i, obj['kind'].lower(), obj['metadata']['name']))
-    with open(path, 'w') as f:
-      json.dump(obj, f, indent=2)
-      f.write('\n')
+    atomic_files.write_text_atomically(path, json.dumps(obj, indent=2) + '\n')
     out.write('wrote %s\n' % path)
 
 
 def main(argv):
-  own, benchmark_flags = list(argv[1:]), []
-  if '--' in own:
-    cut = own.index('--')
-    own, benchmark_flags = own[:cut], own[cut + 1:]
+  own, benchmark_flags = cluster_command.split_at_dashes(argv)
   parser = make_parser()
   try:
     args, unknown = parser.parse_known_args(own)

@@ -25,20 +25,14 @@ import uuid
 
 from results import record_io
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
+from tf_cnn_benchmarks.cluster import cluster_command
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster import ssh_hosts
 from tf_cnn_benchmarks.cluster import task_processes
-from tf_cnn_benchmarks.variable_update import modes
-
-# Flags the launcher sets for every task; the user must not.
-_LAUNCHER_FLAGS = ('job_name', 'task_index', 'ps_hosts', 'worker_hosts',
-                   'controller_host', 'cluster_spec', 'cluster_run_id')
-
 
 def make_parser():
   parser = argparse.ArgumentParser(
@@ -49,11 +43,7 @@ def make_parser():
       epilog='Example: tf_cnn_benchmarks launch --ps 1 --workers 2 -- '
              '--model=trivial --device=cpu --variable_update='
              'parameter_server --num_batches=20')
-  parser.add_argument('--ps', type=int, default=None,
-                      help='ps tasks (default: 1 for parameter_server and '
-                           'distributed_replicated, 0 for the all-reduce '
-                           'modes)')
-  parser.add_argument('--workers', type=int, default=2, help='workers')
+  cluster_command.add_size_arguments(parser)
   parser.add_argument('--host', default='127.0.0.1',
                       help='address every task listens on')
   parser.add_argument('--ps_exit_grace', type=float, default=30.0,
@@ -87,21 +77,11 @@ def free_ports(host, count):
 
 
 def read_benchmark_flags(benchmark_flags):
-  """The flags after `--`, parsed as every task will parse them.
-
-  UsageError for a flag the launcher sets itself, or a flag that is bad on
-  its own. Checks across flags wait for build_tasks: they depend on each
-  task's place in the cluster.
-  """
-  given = {a.split('=', 1)[0].lstrip('-') for a in benchmark_flags
-           if a.startswith('--')}
-  clash = sorted(given & set(_LAUNCHER_FLAGS))
-  if clash:
-    raise flags.UsageError(
-        'The launcher sets %s for every task itself; remove %s from the '
-        'benchmark flags.' % (', '.join('--' + f for f in _LAUNCHER_FLAGS),
-                              ', '.join('--' + f for f in clash)))
-  return flags.parse_flag_values(['launch'] + list(benchmark_flags))
+  """The flags after `--`, parsed as every task will parse them."""
+  return cluster_command.read_benchmark_flags(
+      'launch', benchmark_flags,
+      'The launcher sets %s for every task itself' % ', '.join(
+          '--' + f for f in cluster_command.SET_FOR_EVERY_TASK))
 
 
 def build_tasks(args, benchmark_flags, chosen, python=None):
@@ -110,17 +90,8 @@ def build_tasks(args, benchmark_flags, chosen, python=None):
   ``chosen`` is read_benchmark_flags(benchmark_flags).
   """
   python = python or sys.executable
-  flag_checks.check_not_refused(flags.SPECS_BY_NAME['variable_update'],
-                                chosen.variable_update)
-  mode = modes.get(chosen.variable_update)
-  if not mode.runs_in_cluster:
-    raise flags.UsageError(
-        'The launcher runs a cluster: give --variable_update=one of %s '
-        '(it was %s).' % (', '.join(modes.names(runs_in_cluster=True)),
-                          chosen.variable_update))
-  num_ps = args.ps if args.ps is not None else int(mode.has_ps_tasks)
-  if args.workers < 1 or num_ps < 0:
-    raise flags.UsageError('--workers must be >= 1 and --ps >= 0.')
+  mode = cluster_command.cluster_mode('The launcher', chosen)
+  num_ps = cluster_command.num_ps_tasks(args, mode)
   with_controller = mode.needs_controller
   tasks_by_job = ([(roles.PS, i) for i in range(num_ps)] +
                   [(roles.WORKER, i) for i in range(args.workers)] +
@@ -180,11 +151,7 @@ def _save_remote_records(tasks, result_dir, say):
 
 
 def main(argv):
-  argv = list(argv)
-  own, benchmark_flags = argv[1:], []
-  if '--' in own:
-    cut = own.index('--')
-    own, benchmark_flags = own[:cut], own[cut + 1:]
+  own, benchmark_flags = cluster_command.split_at_dashes(argv)
   parser = make_parser()
   if any(a in ('-h', '--help') for a in own):
     parser.print_help()

@@ -23,6 +23,7 @@ import threading
 import time
 
 import tf_cnn_benchmarks
+from tf_cnn_benchmarks import tf_config
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import ssh_remote
@@ -186,6 +187,9 @@ def child_env():
       [tf_cnn_benchmarks.REPO_ROOT] + [p for p in env.get(
           'PYTHONPATH', '').split(os.pathsep) if p])
   env['PYTHONUNBUFFERED'] = '1'
+  # Each task gets its place from the launcher's flags; a TF_CONFIG the
+  # user exported (for another tool) would contradict them.
+  env.pop(tf_config.ENV, None)
   return env
 
 
