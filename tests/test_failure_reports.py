@@ -112,6 +112,23 @@ def test_report_lines_end_with_the_root_cause():
       'Interrupted: stopped by SIGTERM. Partial results were recorded.']
 
 
+def test_a_lost_peer_is_gone_or_unreachable_by_its_probe_alone():
+  for reason in (reachability.REFUSED, reachability.RESET):
+    status, gone = peer_failures.lost_peer('ps0', 'h:1', reason)
+    assert (status, gone['type']) == ('failed', 'PeerGone')
+    assert 'crashed or was killed' in gone['message']
+  for reason in ('no route to host', 'no answer within 1 s',
+                 'network unreachable'):
+    status, lost = peer_failures.lost_peer('ps0', 'h:1', reason, 'E: x')
+    assert (status, lost['type'], lost['task']) == ('unreachable',
+                                                    'PeerUnreachable', 'ps0')
+    assert lost['message'] == (
+        'ps0 is unreachable at h:1: no answer at all (a network partition '
+        'or a frozen host), not a crash; it was lost first (probe: %s) '
+        '(this task then saw E: x).' % reason)
+    assert 'crash' not in lost['hint']
+
+
 def test_signal_deaths_are_explained():
   assert 'out-of-memory killer' in peer_failures.killed_by_signal(
       'worker3', signal.SIGKILL)
@@ -193,7 +210,8 @@ def test_stall_report_names_steps_missing_tasks_and_the_wait():
                      'applying the update (missing: worker1)')
   lines = stall_report.report(
       'worker0', 31, 30, snapshot, labels,
-      {'worker1': ('h:2', None), 'ps0': ('h:1', 'no route to host')}, None,
+      {'worker1': ('h:2', None), 'ps0': ('h:1', 'no route to host'),
+       'worker2': ('h:3', reachability.REFUSED)}, None,
       waiting, 31, 10)
   assert lines == [
       'Stall report from worker0: no step completed in the cluster for 31 s '
@@ -203,6 +221,7 @@ def test_stall_report_names_steps_missing_tasks_and_the_wait():
       '  missing from the newest step: worker1; worker1 answers its port, so '
       'it is alive but stuck',
       '  unreachable: ps0 (h:1: no route to host)',
+      '  gone: worker2 (h:3: connection refused)',
       "  this task: step 8: waiting for every worker's gradient before "
       'applying the update (missing: worker1), for 31 s',
       '  exiting in 10 s (--stall_shutdown_timeout) unless the cluster moves']

@@ -1,12 +1,17 @@
-"""A silent partition: the ps's link goes down mid-run, no reset is sent.
+"""Network partitions: the ps's link goes down mid-run, no reset is sent.
 
 TensorFlow waits for such a peer for as long as you let it. Here the ps
 runs in one network namespace and the workers in another (netns.py); once
-training runs, the ps's end of the veth pair is set down. Every worker must
-report the stall naming ps0 as unreachable and exit with code 4 (peer
-unreachable), and the ps must give up on its unreachable clients.
+training runs, the ps's end of the veth pair is set down.
+
+  * Healed within the stall bound: the run must simply go on. Every task
+    (the ps too: it must wait for its clients as long as they wait for it)
+    ends with 0 and the training continued after the heal.
+  * Never healed: every task must say a peer is unreachable, a partition,
+    not a crash, and exit with 4 (peer unreachable) within its bound.
 """
 
+import re
 import time
 
 import pytest
@@ -17,52 +22,139 @@ from tf_cnn_benchmarks import exit_codes
 
 pytestmark = pytest.mark.cluster
 
+PS_HOST = '%s:2222' % netns.PS_ADDRESS
+WORKER_HOSTS = ['%s:%d' % (netns.WORKER_ADDRESS, 2222 + i) for i in range(2)]
+TASKS = [('ps0', 'ps', 0), ('worker0', 'worker', 0), ('worker1', 'worker', 1)]
+# Steps shown before the link is cut.
+CUT_AT_STEP = 50
 
-@pytest.mark.timeout(150)
-def test_silent_partition_names_the_unreachable_ps(tmp_path):
-  ps_host = '%s:2222' % netns.PS_ADDRESS
-  workers = ['%s:%d' % (netns.WORKER_ADDRESS, 2222 + i) for i in range(2)]
+
+def _start(tmp_path, ps_ns, worker_ns, **overrides):
+  """Starts ps0 in ``ps_ns`` and two workers in ``worker_ns``; returns
+  ({label: log path}, [process in TASKS order])."""
   flags = helpers.tiny_flags(
-      str(tmp_path), variable_update='parameter_server', num_batches=100000,
-      display_every=50, stall_timeout=5, stall_shutdown_timeout=3) + [
-          '--ps_hosts=' + ps_host, '--worker_hosts=' + ','.join(workers)]
-  tasks = [('ps0', 'ps', 0), ('worker0', 'worker', 0),
-           ('worker1', 'worker', 1)]
-  logs, procs, codes = {}, [], {}
+      str(tmp_path), variable_update='parameter_server', **overrides) + [
+          '--ps_hosts=' + PS_HOST, '--worker_hosts=' + ','.join(WORKER_HOSTS)]
+  logs, procs = {}, []
+  for label, job, index in TASKS:
+    logs[label] = str(tmp_path / (label + '.log'))
+    procs.append(helpers.start(
+        [helpers.SCRIPT] + flags + ['--job_name=' + job,
+                                    '--task_index=%d' % index],
+        prefix=['ip', 'netns', 'exec', ps_ns if job == 'ps' else worker_ns],
+        log_path=logs[label]))
+  return logs, procs
+
+
+def _last_step(log_path):
+  """The last training step a worker displayed (0 before the first)."""
+  steps = re.findall(r'^(\d+)\t', helpers.read(log_path), re.M)
+  return int(steps[-1]) if steps else 0
+
+
+def _outputs(logs):
+  return {label: helpers.read(path) for label, path in logs.items()}
+
+
+def _wait_until_training(logs, procs):
+  helpers.wait_for(
+      lambda: _last_step(logs['worker1']) >= CUT_AT_STEP or any(
+          p.poll() is not None for p in procs), 120, 'training')
+  assert all(p.poll() is None for p in procs), _outputs(logs)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_partition_that_heals_within_the_stall_bound_lets_the_run_go_on(
+    tmp_path):
+  # Down for longer than a ps used to wait for its clients (10 s), well
+  # within --stall_timeout.
+  down_for = 16
+  num_batches = 400
+  codes = {}
   with netns.veth_namespaces() as (ps_ns, worker_ns):
+    logs, procs = _start(tmp_path, ps_ns, worker_ns, num_batches=num_batches,
+                         display_every=10, stall_timeout=40,
+                         stall_shutdown_timeout=20)
     try:
-      for label, job, index in tasks:
-        logs[label] = str(tmp_path / (label + '.log'))
-        procs.append(helpers.start(
-            [helpers.SCRIPT] + flags + ['--job_name=' + job,
-                                        '--task_index=%d' % index],
-            prefix=['ip', 'netns', 'exec',
-                    ps_ns if job == 'ps' else worker_ns],
-            log_path=logs[label]))
-      helpers.wait_for(
-          lambda: '\n50\t' in helpers.read(logs['worker1']) or any(
-              p.poll() is not None for p in procs), 90, 'training')
-      assert all(p.poll() is None for p in procs), {
-          label: helpers.read(path) for label, path in logs.items()}
+      _wait_until_training(logs, procs)
       netns.set_link(ps_ns, up=False)
-      cut_at = time.monotonic()
-      for (label, _, _), proc in zip(tasks, procs):
-        codes[label] = proc.wait(timeout=60)
-      took = time.monotonic() - cut_at
+      step_at_cut = _last_step(logs['worker0'])
+      time.sleep(down_for)
+      step_at_heal = _last_step(logs['worker0'])
+      alive_at_heal = {label: p.poll() is None
+                       for (label, _, _), p in zip(TASKS, procs)}
+      netns.set_link(ps_ns, up=True)
+      for (label, _, _), proc in zip(TASKS, procs):
+        codes[label] = proc.wait(timeout=150)
     finally:
       helpers.kill(procs)
-  out = {label: helpers.read(path) for label, path in logs.items()}
-  assert codes == {'ps0': exit_codes.RUN_FAILED,
+  out = _outputs(logs)
+  assert alive_at_heal == {'ps0': True, 'worker0': True, 'worker1': True}, out
+  assert codes == {'ps0': exit_codes.OK, 'worker0': exit_codes.OK,
+                   'worker1': exit_codes.OK}, out
+  # The partition really held the training up, and it went on after.
+  assert step_at_heal < step_at_cut + 20, (step_at_cut, step_at_heal, out)
+  assert step_at_cut < num_batches, out
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert _last_step(logs[label]) == num_batches, out[label]
+    assert recs[label]['status'] == 'ok', recs[label]
+    assert 'Stall report' not in out[label], out[label]
+  assert 'every client is done' in out['ps0'], out['ps0']
+
+
+@pytest.mark.timeout(240)
+def test_a_partition_that_never_heals_is_reported_as_one_by_every_task(
+    tmp_path):
+  stall_timeout, shutdown = 5, 3
+  codes, took = {}, {}
+  with netns.veth_namespaces() as (ps_ns, worker_ns):
+    logs, procs = _start(tmp_path, ps_ns, worker_ns, num_batches=100000,
+                         display_every=50, stall_timeout=stall_timeout,
+                         stall_shutdown_timeout=shutdown)
+    try:
+      _wait_until_training(logs, procs)
+      netns.set_link(ps_ns, up=False)
+      cut_at = time.monotonic()
+      while len(codes) < len(TASKS) and time.monotonic() - cut_at < 150:
+        for (label, _, _), proc in zip(TASKS, procs):
+          if label not in codes and proc.poll() is not None:
+            codes[label] = proc.returncode
+            took[label] = time.monotonic() - cut_at
+        time.sleep(0.2)
+    finally:
+      helpers.kill(procs)
+  out = _outputs(logs)
+  assert codes == {'ps0': exit_codes.UNREACHABLE,
                    'worker0': exit_codes.UNREACHABLE,
                    'worker1': exit_codes.UNREACHABLE}, out
-  assert took < 40, out
+  # The workers end after the stall bound; the ps waits for them as long
+  # as a worker's step may wait (deadlines.step_deadline_seconds: the
+  # stall bound plus a 30 s margin), not longer. Slack for a loaded host.
+  worker_bound = stall_timeout + shutdown
+  assert max(took['worker0'], took['worker1']) < worker_bound + 30, (took,
+                                                                     out)
+  # (The ps last heard from the workers up to a probe period before the
+  # cut.)
+  assert worker_bound + 30 - 3 <= took['ps0'] < worker_bound + 30 + 25, (
+      took, out)
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):
     assert 'Stall report from %s' % label in out[label], out[label]
-    assert '  unreachable: ps0 (%s: ' % ps_host in out[label], out[label]
+    assert '  unreachable: ps0 (%s: ' % PS_HOST in out[label], out[label]
     assert 'Root cause: ps0 (PeerUnreachable)' in out[label], out[label]
+    assert 'network partition' in out[label], out[label]
+    assert 'crashed' not in out[label], out[label]
     assert recs[label]['status'] == 'unreachable'
     assert recs[label]['failure']['task'] == 'ps0'
-  assert 'left without saying done' in out['ps0'], out['ps0']
+  for worker in ('worker0', 'worker1'):
+    assert re.search(r'unreachable.*%s' % worker, out['ps0']), out['ps0']
+  assert 'network partition' in out['ps0'], out['ps0']
+  assert 'not a crash' in out['ps0'], out['ps0']
+  assert 'crashed' not in out['ps0'], out['ps0']
+  # Every task spans two hosts: each warns once that its server is open.
+  for label in out:
+    assert out[label].count('trusted network only') == 1, out[label]
   for proc in procs:
     assert not helpers.pid_alive(proc.pid)

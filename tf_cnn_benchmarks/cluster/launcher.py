@@ -45,7 +45,12 @@ def make_parser():
              'parameter_server --num_batches=20')
   cluster_command.add_size_arguments(parser)
   parser.add_argument('--host', default='127.0.0.1',
-                      help='address every task listens on')
+                      help='host name or address of this machine that '
+                           'the tasks reach each other at (it goes into '
+                           'the cluster spec). Not a bind address: '
+                           'TensorFlow\'s servers listen on every '
+                           'interface whatever it says (docs/cluster.md, '
+                           '"Trusted network only")')
   parser.add_argument('--ps_exit_grace', type=float, default=30.0,
                       help='seconds the serving tasks get to exit by '
                            'themselves once training ended, before they '

@@ -6,12 +6,20 @@ errors that say nothing about the cause ("Socket closed", "Cancelled",
 recognises them, so that the first failure, with its task and its original
 error, is what the user sees: from the failed task's note on the progress
 board (``from_peer_note``), or from a probe that finds the peer gone or
-unreachable. No TensorFlow at import: the launcher uses this module too.
+unreachable (``lost_peer``; reachability.is_gone decides which). No
+TensorFlow at import: the launcher uses this module too.
 """
 
 import signal
 
+from tf_cnn_benchmarks.cluster import endings
+from tf_cnn_benchmarks.cluster import reachability
 from tf_cnn_benchmarks.failures import failure
+
+# What an unreachable peer means, in the words every task uses (the
+# workers' failure, a ps's exit line): not a crash, so do not look for one.
+PARTITION_WORDS = ('no answer at all (a network partition or a frozen '
+                   'host), not a crash')
 
 _SECONDARY_PHRASES = ('closed Session', 'Session has been closed',
                       'Socket closed', 'Connection reset',
@@ -64,10 +72,21 @@ def peer_unreachable(label, address, reason, own_error=None):
   seen = (' (this task then saw %s)' % own_error) if own_error else ''
   return failure(
       'PeerUnreachable',
-      '%s at %s cannot be reached: %s%s.' % (label, address, reason, seen),
+      '%s is unreachable at %s: %s; it was lost first (probe: %s)%s.' % (
+          label, address, PARTITION_WORDS, reason, seen),
       label,
-      'The network between this host and %s failed (or its host is '
-      'down); check the link and firewalls.' % label)
+      'The network between this host and %s failed (or its host is down '
+      'or frozen); check the link and firewalls.' % label)
+
+
+def lost_peer(label, address, reason, own_error=None):
+  """(status, failure) of a task that lost peer ``label``, whose probe
+  said ``reason``: gone (its process died: the run failed) or
+  unreachable (a partition: status unreachable, exit 4)."""
+  if reachability.is_gone(reason):
+    return endings.FAILED, peer_gone(label, address, own_error)
+  return endings.UNREACHABLE, peer_unreachable(label, address, reason,
+                                               own_error)
 
 
 def killed_by_signal(label, signum):

@@ -66,9 +66,6 @@ class PeerProber:
     if root is None:
       return None
     address, reason = probes.get(root, (self.peers[root], None))
-    if root == gone or reachability.is_gone(reason):
-      return endings.Ending(endings.FAILED,
-                            peer_failures.peer_gone(root, address))
-    return endings.Ending(endings.UNREACHABLE,
-                          peer_failures.peer_unreachable(root, address,
-                                                         reason))
+    if root == gone:
+      reason = reachability.REFUSED  # As counted, whatever it says now.
+    return endings.Ending(*peer_failures.lost_peer(root, address, reason))

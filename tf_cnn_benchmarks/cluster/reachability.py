@@ -5,10 +5,14 @@ TensorFlow does: a session whose peer has no server waits forever, only
 logging "CreateSession still waiting for response from worker" every 10 s,
 and no RunOptions or operation timeout bounds that wait. So every task
 checks its peers from Python before it creates a session (``wait_for``),
-and the watchdog and the failure path use ``probe`` to tell a peer that is
-gone (connection refused: the host answers, nothing listens: the process
-died) from one that cannot be reached (no route, no answer: a partition or
-a host that is down).
+and the watchdog, the failure path and a ps use ``probe`` to tell a peer
+that is gone from one that is unreachable. ``is_gone`` is the one place
+that decides which:
+
+  * gone: the peer's host answered and refused (or reset) the connection,
+    so nothing listens on the port: its process crashed or was killed;
+  * unreachable: no answer at all (a timeout, no route): a network
+    partition or a frozen host, which may heal.
 
 No TensorFlow here: the ps task and the launcher use it too.
 """
@@ -22,6 +26,7 @@ from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.cluster import roles
 
 REFUSED = 'connection refused'
+RESET = 'connection reset'
 # A peer counts as gone after this many refused probes in a row (about a
 # second apart): one refusal could be a server restarting its listener.
 REFUSALS_TO_GONE = 2
@@ -49,9 +54,11 @@ def probe(address, timeout=1.0):
     return 'host name unknown (%s does not resolve)' % host
   except ConnectionRefusedError:
     return REFUSED
+  except ConnectionResetError:
+    return RESET
   except socket.timeout:
-    return ('no answer within %.0f s (host down, a firewall, or the '
-            'network is partitioned)' % timeout)
+    # Host down, a firewall dropping packets, or a partition.
+    return 'no answer within %.0f s' % timeout
   except OSError as e:
     if e.errno == errno.EHOSTUNREACH:
       return 'no route to host'
@@ -97,10 +104,11 @@ class RefusalCount:
 def is_gone(reason):
   """Does a probe result mean the peer's process is not running at all?
 
-  The peer's host answered and refused: nothing listens on the port any
-  more. Every other reason may be the network, and may heal.
+  The peer's host answered and refused (or reset) the connection: nothing
+  listens on the port any more. Every other reason may be the network,
+  and may heal: the peer is unreachable, not gone.
   """
-  return reason == REFUSED
+  return reason in (REFUSED, RESET)
 
 
 def describe(label, address, reason):

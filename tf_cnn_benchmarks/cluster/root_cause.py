@@ -3,7 +3,9 @@
 When a step fails with an error a task gets because a *peer* failed
 (peer_failures.is_secondary), the main thread asks here who failed first:
 a peer's own note on the progress board says most; else a peer that is
-gone (refused twice), else one that cannot be reached.
+gone (refused twice), else one that cannot be reached. The answer is an
+endings.Ending, so the task ends with the status and exit code of the
+cause (a partition: unreachable, 4), as it would from the watchdog.
 """
 
 import time
@@ -11,6 +13,7 @@ import time
 import tensorflow as tf
 
 from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks.cluster import endings
 from tf_cnn_benchmarks.cluster import peer_failures
 from tf_cnn_benchmarks.cluster import reachability
 
@@ -20,7 +23,7 @@ _PROBE_PAUSE_SECONDS = 0.5
 
 
 def find(sess, board, labels, own_index, peers, exc):
-  """The root failure dict, or None when every peer looks fine.
+  """The root cause's endings.Ending, or None when every peer looks fine.
 
   ``labels``: the board's client labels; ``peers``: {label: address} of
   every other task of the cluster.
@@ -30,22 +33,27 @@ def find(sess, board, labels, own_index, peers, exc):
     snapshot = board.read(sess, _BOARD_READ_MS)
     for i, note in enumerate(snapshot.notes):
       if i != own_index and note and note.get('status') != 'ok':
-        return peer_failures.from_peer_note(labels[i], note.get('status'),
-                                            note.get('failure'))
+        status = note.get('status')
+        return endings.Ending(
+            endings.after_peer_left(status),
+            peer_failures.from_peer_note(labels[i], status,
+                                         note.get('failure')))
   except tf.errors.OpError:
     pass  # The board's host may be the one that is gone.
-  unreachable = {}
+  failing = {}  # label -> (address, reason) of peers failing every probe
   for attempt in range(reachability.REFUSALS_TO_GONE):
     if attempt:
       time.sleep(_PROBE_PAUSE_SECONDS)
     for label, reason in reachability.probe_all(peers).items():
-      if reason and (attempt == 0 or label in unreachable):
-        unreachable[label] = (peers[label], reason)
+      if reason and (attempt == 0 or label in failing):
+        failing[label] = (peers[label], reason)
       else:
-        unreachable.pop(label, None)
-  for label, (address, reason) in sorted(unreachable.items()):
-    if reachability.is_gone(reason):
-      return peer_failures.peer_gone(label, address, own_error)
-  for label, (address, reason) in sorted(unreachable.items()):
-    return peer_failures.peer_unreachable(label, address, reason, own_error)
-  return None
+        failing.pop(label, None)
+  if not failing:
+    return None
+  # A peer that is gone explains more than one behind a partition.
+  label = min(failing, key=lambda l: (not reachability.is_gone(failing[l][1]),
+                                      l))
+  address, reason = failing[label]
+  return endings.Ending(*peer_failures.lost_peer(label, address, reason,
+                                                 own_error))

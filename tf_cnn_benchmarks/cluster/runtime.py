@@ -226,8 +226,11 @@ class ClusterRuntime:
       root = root_cause.find(sess, self.board, self.labels,
                              self.client_index, self.role.all_peers(), exc)
       if root is not None:
-        exc.root_cause = root
-        self._leave_note(sess, {'status': status, 'failure': root})
+        # The cause's status and code: a partition is unreachable (4).
+        exc.root_cause, exc.status, exc.exit_code = (
+            root.failure, root.status, root.exit_code)
+        self._leave_note(sess, {'status': root.status,
+                                'failure': root.failure})
       return
     if self._rc is not None:
       self._leave_note(sess, {'status': status,

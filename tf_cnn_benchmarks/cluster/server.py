@@ -3,10 +3,20 @@
 ``check_protocol`` asks TensorFlow up front whether this build has a server
 for --server_protocol, so a missing one is one line, not a failure deep in
 start-up.
+
+TensorFlow's gRPC server listens on every interface of its host (``*:port``
+in ``ss -ltnp``, tests/cluster/test_server_exposure.py), whatever host the
+cluster spec names, and has no authentication: whoever reaches the port
+can run graph ops in the process. We cannot change that, so a task whose
+cluster spans non-loopback hosts says so once, as its server starts
+(``exposure_warning``).
 """
 
 import dataclasses
+import ipaddress
+import sys
 
+from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.usage_errors import UsageError
 
 # Server factory names in TensorFlow's "available server factories" list,
@@ -92,7 +102,39 @@ def start_server(role, config):
       task_index=role.task_index, protocol=role.protocol, config=config,
       start=True)
   _SERVERS.append(server)
+  warning = exposure_warning(role)
+  if warning:
+    print(warning)
+    sys.stdout.flush()
   return dataclasses.replace(role, target=server.target)
+
+
+def _is_loopback(host):
+  if host == 'localhost':
+    return True
+  try:
+    return ipaddress.ip_address(host).is_loopback
+  except ValueError:
+    return False  # A host name: it may be anywhere.
+
+
+def exposure_warning(role):
+  """The one-line warning of a task whose cluster spans non-loopback hosts
+  (None when every task is on this machine's loopback)."""
+  hosts = sorted({roles.split_address(address)[0]
+                  for addresses in role.jobs.values()
+                  for address in addresses})
+  exposed = [host for host in hosts if not _is_loopback(host)]
+  if not exposed:
+    return None
+  return (
+      'Warning: %s\'s TensorFlow server listens on port %d of every '
+      'interface of this host (not only %s) and has no authentication: '
+      'anyone who can reach the port can run TensorFlow ops in this '
+      'process. This cluster spans non-loopback hosts (%s); run it on a '
+      'trusted network only (docs/cluster.md, "Trusted network only").' % (
+          role.task_name, roles.split_address(role.address)[1],
+          roles.split_address(role.address)[0], ', '.join(exposed)))
 
 
 def device_summary(role):

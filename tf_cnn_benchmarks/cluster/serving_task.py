@@ -5,10 +5,14 @@ controller in distributed_all_reduce) push their index into this task's
 "done" queue as the last thing they do with the cluster (done_signals.py),
 on success and on failure. The task exits:
   * with 0 as soon as every client said it is done;
-  * with 1 once every client that has not said so is gone: it was seen and
-    then its server stopped accepting connections for GONE_AFTER_SECONDS
-    (it crashed or was killed), or it never appeared within
-    --startup_timeout;
+  * with 1 once every client that has not said so is gone (its server
+    refused connections twice in a row: it crashed or was killed) or
+    never appeared within --startup_timeout;
+  * with 4 (unreachable) when, of those, some answered nothing at all for
+    as long as a worker waits for a step (ClusterRole.step_deadline_seconds:
+    --stall_timeout + --stall_shutdown_timeout + a margin): a network
+    partition, not a crash. A partition that heals sooner costs nothing:
+    the workers wait that long too, and the run goes on.
 so, unlike the original's ps, it never has to be killed by hand, and it
 never leaves while a live client may still need it.
 
@@ -24,6 +28,8 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.cluster import done_signals
+from tf_cnn_benchmarks.cluster import endings
+from tf_cnn_benchmarks.cluster import peer_failures
 from tf_cnn_benchmarks.cluster import progress_board
 from tf_cnn_benchmarks.cluster import reachability
 from tf_cnn_benchmarks.cluster import roles
@@ -32,10 +38,6 @@ from tf_cnn_benchmarks.cluster import stall_report
 
 tf1 = tf.compat.v1
 
-# A client whose server has not answered this long is gone. Long enough to
-# ride out a busy host or a network hiccup, short next to a run. (A server
-# that refuses outright is gone sooner: reachability.REFUSALS_TO_GONE.)
-GONE_AFTER_SECONDS = 10.0
 PROBE_EVERY_SECONDS = 1.0
 POLL_SECONDS = 0.2
 
@@ -43,12 +45,15 @@ POLL_SECONDS = 0.2
 class ClientWatch:
   """Liveness of the clients, from TCP probes of their servers' ports."""
 
-  def __init__(self, clients, startup_timeout, gone_after=GONE_AFTER_SECONDS):
+  def __init__(self, clients, startup_timeout, unreachable_after):
+    """``unreachable_after``: seconds of silence after which a client that
+    cannot be reached counts as lost (None: never; it may still heal)."""
     self.clients = clients              # label -> 'host:port'
     self.startup_timeout = startup_timeout
-    self.gone_after = gone_after
+    self.unreachable_after = unreachable_after
     self.started = time.monotonic()
     self.last_seen = {}                 # label -> time of last answer
+    self.reasons = {}                   # label -> why the last probe failed
     self.refusals = reachability.RefusalCount()
     self._next_probe = 0.0
 
@@ -62,22 +67,43 @@ class ClientWatch:
     for label, reason in reasons.items():
       if reason is None:
         self.last_seen[label] = time.monotonic()
+      self.reasons[label] = reason
       self.refusals.saw(label, reason)
 
-  def why_gone(self, label):
-    """Why ``label`` counts as gone, or None while it may still come."""
+  def lost(self, label):
+    """(endings status, why) once ``label`` is lost for good, else None
+    (while it may still come, or answer again)."""
     now = time.monotonic()
     if label not in self.last_seen:
       if now - self.started > self.startup_timeout:
-        return 'never appeared within %.0f s (--startup_timeout)' % (
-            self.startup_timeout)
+        return endings.FAILED, ('never appeared within %.0f s '
+                                '(--startup_timeout)' % self.startup_timeout)
       return None
     if self.refusals.gone(label):
-      return 'refuses connections at %s (its process is gone)' % (
-          self.clients[label])
-    if now - self.last_seen[label] > self.gone_after:
-      return 'stopped answering at %s' % self.clients[label]
+      return endings.FAILED, ('refuses connections at %s (its process is '
+                              'gone)' % self.clients[label])
+    silent_for = now - self.last_seen[label]
+    if (self.unreachable_after is not None and
+        silent_for > self.unreachable_after):
+      return endings.UNREACHABLE, 'unreachable for %.0f s at %s (%s)' % (
+          silent_for, self.clients[label], self.reasons.get(label))
     return None
+
+
+def leaving_words(lost):
+  """(exit code, words) of a serving task whose every pending client is
+  lost; ``lost``: {label: (status, why)} from ClientWatch.lost."""
+  unreachable = sorted(label for label, (status, _) in lost.items()
+                       if status == endings.UNREACHABLE)
+  details = '; '.join('%s %s' % (label, why)
+                      for label, (_, why) in sorted(lost.items()))
+  if unreachable:
+    return exit_codes.UNREACHABLE, (
+        'exiting: %s unreachable: %s; waited as long as a worker waits for '
+        'a step (%s)' % (', '.join(unreachable), peer_failures.PARTITION_WORDS,
+                       details))
+  return exit_codes.RUN_FAILED, 'exiting: %s left without saying done (%s)' % (
+      ', '.join(sorted(lost)), details)
 
 
 class BoardWatch:
@@ -167,7 +193,10 @@ def serve(params, role):
   _say(role, 'serving at %s until %s %s done (or gone)' % (
       role.address, ', '.join(sorted(clients)),
       'is' if len(clients) == 1 else 'are'))
-  watch = ClientWatch(clients, params.startup_timeout)
+  # A client behind a partition may come back for as long as it would
+  # wait for a step itself; the workers' own bound, decided in roles.py.
+  watch = ClientWatch(clients, params.startup_timeout,
+                      role.step_deadline_seconds)
   done = set()
   while True:
     waiting = int(sess.run(queued))
@@ -183,10 +212,9 @@ def serve(params, role):
     if board_watch is not None:
       board_watch.check()
     watch.probe(pending)
-    gone = {label: watch.why_gone(label) for label in pending}
-    if all(gone.values()):
-      _say(role, 'exiting: %s left without saying done (%s)' % (
-          ', '.join(pending), '; '.join(
-              '%s %s' % (label, why) for label, why in sorted(gone.items()))))
-      return exit_codes.RUN_FAILED
+    lost = {label: watch.lost(label) for label in pending}
+    if all(lost.values()):
+      code, words = leaving_words(lost)
+      _say(role, words)
+      return code
     time.sleep(POLL_SECONDS)

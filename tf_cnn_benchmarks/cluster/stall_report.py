@@ -62,7 +62,8 @@ def waiting_for(role, activity, missing):
 
 
 def unreachable_peers(probes):
-  """[(label, address, reason)] of peers a probe could not reach."""
+  """[(label, address, reason)] of peers a probe could not reach (gone or
+  unreachable: reachability.is_gone tells which)."""
   return [(label, address, reason)
           for label, (address, reason) in sorted(probes.items()) if reason]
 
@@ -98,8 +99,9 @@ def report(own_label, quiet_for, stall_timeout, snapshot, labels, probes,
     lines.append('  steps: unknown, the progress board cannot be read (%s)'
                  % board_error)
   for label, address, reason in unreachable_peers(probes):
-    lines.append('  unreachable: %s' % reachability.describe(label, address,
-                                                             reason))
+    lines.append('  %s: %s' % (
+        'gone' if reachability.is_gone(reason) else 'unreachable',
+        reachability.describe(label, address, reason)))
   lines.append('  this task: %s, for %.0f s' % (waiting, waiting_for_seconds))
   if shutdown_in is None:
     lines.append('  report only (--stall_shutdown_timeout=0): still waiting')
