@@ -22,15 +22,11 @@ class LocalRuntime:
   is_chief = True  # the only task: it writes checkpoints
 
   def __init__(self):
-    self._watch = None
-    self._steps_run = 0
+    self._watch = self._params = None
 
   def start(self, rc, run_watch):
-    """Starts watching the run for a stall; returns rc (as it is)."""
-    self._watch = run_watch
-    stall = local_stall.LocalStall(rc.params, run_watch.activity,
-                                   run_watch.tell)
-    run_watch.watch_with(stall.check)
+    """Nothing to start: returns rc (as it is)."""
+    self._watch, self._params = run_watch, rc.params
     return rc
 
   def wire_graph(self, variable_manager, global_step, step_op):
@@ -43,6 +39,11 @@ class LocalRuntime:
     del rc, result
 
   def open_session(self, graph, config):
+    """The session; from now on the watchdog watches for a stall (what
+    comes before is Python's, which a signal can always stop)."""
+    stall = local_stall.LocalStall(self._params, self._watch.activity,
+                                   self._watch.tell)
+    self._watch.watch_with(stall.check)
     with self._watch.phase('session'):
       return tf1.Session(graph=graph, config=config)
 
@@ -59,8 +60,9 @@ class LocalRuntime:
     return None
 
   def run_step(self, sess, fetches, options):
-    self._steps_run += 1
-    with self._watch.doing('step %d' % self._steps_run, step=True):
+    # Named by its phase (a warm-up step, the timed steps); timed afresh,
+    # so that a stall counts from the step's start.
+    with self._watch.doing(None, step=True):
       return sess.run(fetches, options=options)
 
   def doing(self, text):

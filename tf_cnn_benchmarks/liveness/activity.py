@@ -23,11 +23,13 @@ class Activity:
 
   @contextlib.contextmanager
   def doing(self, text, step=False, idle=False):
-    """The main thread is doing ``text`` (a step when ``step``)."""
+    """The main thread is doing ``text`` (a step when ``step``; None: the
+    same as now, started afresh)."""
     with self._lock:
       previous, was_idle = self._current[0], self._idle
       started = time.monotonic()
-      self._current, self._idle = (text, started), idle
+      self._current = (previous if text is None else text, started)
+      self._idle = idle
     try:
       yield
     finally:
