@@ -130,7 +130,7 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
   # is left where a signal only sets a flag nobody reads.
   with watchdog.Watchdog(leave, reporter.line) as watch:
     try:
-      rc = runtime.start(rc, watch)
+      rc = runtime.begin(rc, watch)
       with watch.phase('input'):
         rc, source = open_input_source(params, rc)
         eval_source = None

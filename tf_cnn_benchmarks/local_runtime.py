@@ -24,7 +24,7 @@ class LocalRuntime:
   def __init__(self):
     self._watch = self._params = None
 
-  def start(self, rc, run_watch):
+  def begin(self, rc, run_watch):
     """Nothing to start: returns rc (as it is)."""
     self._watch, self._params = run_watch, rc.params
     return rc

@@ -1,7 +1,7 @@
 """What a training task of a cluster does around the driver's session.
 
 The driver talks to this object as it would to the single-process
-runtime (local_runtime.py). It starts the task's server (``start``, under
+runtime (local_runtime.py). It starts the task's server (``begin``, under
 the run's watchdog like every phase: liveness/). In the graph, ``wire_graph`` adds the cluster's
 parts: the start protocol the variable manager asks for
 (start_protocol.py), the progress board and the counted step
@@ -66,7 +66,7 @@ class ClusterRuntime:
   def task_file_path(self, path):
     return roles.per_task_path(path, self.role)
 
-  def start(self, rc, run_watch):
+  def begin(self, rc, run_watch):
     """Starts this task's server; returns rc with the started role."""
     self.run_watch = run_watch
     params = self.params
