@@ -8,7 +8,8 @@ Schema versions this reader understands:
   0  the pre-release layout: no `cluster_run_id`, no `label`, and the headline
      number was called `summary.total_images_per_sec`. A record without a
      `schema_version` key is taken as version 0.
-  1  the current layout (SCHEMA.md).
+  1  no `phases`.
+  2  the current layout (SCHEMA.md): `phases`, the seconds of each phase.
 A record newer than CURRENT_SCHEMA_VERSION is refused: this checkout is too old
 to know what its fields mean.
 """
@@ -18,7 +19,7 @@ import json
 
 from results import atomic_files
 
-CURRENT_SCHEMA_VERSION = 1
+CURRENT_SCHEMA_VERSION = 2
 
 # Top-level objects every usable record has, whatever its version.
 REQUIRED_OBJECTS = ('config', 'summary')
@@ -39,8 +40,14 @@ def _upgrade_v0_to_v1(record):
   return record
 
 
+def _upgrade_v1_to_v2(record):
+  record.setdefault('phases', {})  # not measured then
+  record['schema_version'] = 2
+  return record
+
+
 # from_version -> function upgrading a record to from_version + 1.
-_UPGRADES = {0: _upgrade_v0_to_v1}
+_UPGRADES = {0: _upgrade_v0_to_v1, 1: _upgrade_v1_to_v2}
 
 
 def upgrade_record(record):

@@ -16,15 +16,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = 'tf_cnn_benchmarks'
 
 # Layer of a module, by where it lives.
-CORE, CLUSTER, MEASURE, VARIABLE_UPDATE = (
-    'core', 'cluster', 'measure', 'variable_update')
+CORE, CLUSTER, LIVENESS, MEASURE, VARIABLE_UPDATE = (
+    'core', 'cluster', 'liveness', 'measure', 'variable_update')
 # Layer -> layers of this package it may import. The core is one local run;
-# the cluster runtime sits beside it and may use all of it.
+# the cluster runtime sits beside it and may use all of it. Liveness (the
+# watchdog both share) uses the core's failure words and exit codes only.
 MAY_IMPORT = {
-    CORE: {CORE, MEASURE, VARIABLE_UPDATE},
+    CORE: {CORE, LIVENESS, MEASURE, VARIABLE_UPDATE},
+    LIVENESS: {LIVENESS, CORE},
     VARIABLE_UPDATE: {VARIABLE_UPDATE},
     MEASURE: {MEASURE},
-    CLUSTER: {CLUSTER, CORE, MEASURE, VARIABLE_UPDATE},
+    CLUSTER: {CLUSTER, CORE, LIVENESS, MEASURE, VARIABLE_UPDATE},
 }
 # The command entry points hand a cluster task to the cluster runtime
 # (lazily: only a cluster task reaches that import).
@@ -44,7 +46,8 @@ def _modules(top):
 
 def _layer(module):
   parts = module.split('.')
-  if len(parts) > 2 and parts[1] in (CLUSTER, MEASURE, VARIABLE_UPDATE):
+  if len(parts) > 2 and parts[1] in (CLUSTER, LIVENESS, MEASURE,
+                                     VARIABLE_UPDATE):
     return parts[1]
   return CORE
 
@@ -97,6 +100,18 @@ def _violations():
 
 def test_every_import_respects_the_layers():
   assert _violations() == []
+
+
+def test_liveness_loads_no_tensorflow():
+  """The watchdog's package is TensorFlow-free: it must keep working (and
+  load fast) whatever TensorFlow is doing."""
+  for module, path in _modules(os.path.join(PACKAGE, LIVENESS)):
+    for name in _imports(path):
+      assert not name.startswith('tensorflow'), '%s imports %s' % (module,
+                                                                   name)
+      target = _package_target(name)
+      assert target is None or _layer(target) == LIVENESS or target in (
+          PACKAGE + '.failures', PACKAGE + '.exit_codes'), (module, name)
 
 
 def test_the_layer_check_sees_a_forbidden_import(tmp_path, monkeypatch):

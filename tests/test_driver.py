@@ -58,7 +58,7 @@ def test_run_record_is_complete_and_consistent(tmp_path):
   assert out.returncode == 0, out.stderr
   (name,) = [n for n in os.listdir(tmp_path) if n.endswith('.json')]
   rec = json.loads((tmp_path / name).read_text())
-  assert rec['schema_version'] == 1 and rec['status'] == 'ok'
+  assert rec['schema_version'] == 2 and rec['status'] == 'ok'
   assert rec['label'] == 'unit-test'
   assert rec['config']['model'] == 'trivial'
   assert rec['config']['synthetic'] is True

@@ -20,6 +20,7 @@ import pytest
 from tests.driver_helpers import run_quietly
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks import report
 from tf_cnn_benchmarks.cluster import fault_injection
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import peer_failures
@@ -29,6 +30,7 @@ from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import stall_report
 from tf_cnn_benchmarks.cluster import task_processes
 from tf_cnn_benchmarks.cluster import watchdog
+from tf_cnn_benchmarks.liveness import watchdog as run_watchdog
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -301,23 +303,23 @@ def test_watchdog_reports_then_ends_a_save_that_takes_too_long():
   ended = []
   done = threading.Event()
 
-  def end_run(ending):
-    ended.append(ending)
-    done.set()  # returning = "the main thread ended the run first"
+  class _Exit:
+
+    def end(self, ending, anyway):
+      del anyway
+      ended.append(ending)
+      done.set()  # returning = "the main thread ended the run first"
 
   out = io.StringIO()
   params = types.SimpleNamespace(startup_timeout=60, stall_timeout=1,
                                  stall_shutdown_timeout=1)
-  dog = watchdog.Watchdog(_role(), params, {}, {}, end_run, ended.append,
-                          out=out)
-  dog.training_started(None, None, ['worker0', 'worker1'], 0)
-  dog.training_ended()  # finishing: only this task's own work is watched
-  dog.start()
-  try:
+  with run_watchdog.Watchdog(_Exit(), report.Reporter(out).line) as run:
+    dog = watchdog.Watchdog(_role(), params, {}, {}, run, ended.append)
+    dog.training_started(None, None, ['worker0', 'worker1'], 0)
+    dog.training_ended()  # finishing: only this task's own work is watched
+    dog.start()
     with dog.doing('saving a checkpoint to /tmp/x'):
       assert done.wait(10)
-  finally:
-    dog.stop()
   status, code, failure = ended[0].status, ended[0].exit_code, ended[0].failure
   assert (status, code) == ('stalled', exit_codes.STALLED)
   assert failure['task'] == 'worker0'

@@ -7,7 +7,6 @@ get a RunResult back); benchmark_main wraps it for the command line.
 import contextlib
 import dataclasses
 import datetime
-import signal
 import threading
 import time
 import traceback
@@ -36,6 +35,9 @@ from tf_cnn_benchmarks import run_config
 from tf_cnn_benchmarks import step_loop
 from tf_cnn_benchmarks import summaries
 from tf_cnn_benchmarks import timing
+from tf_cnn_benchmarks.liveness import run_exit
+from tf_cnn_benchmarks.liveness import stop_request
+from tf_cnn_benchmarks.liveness import watchdog
 from tf_cnn_benchmarks.measure import mfu
 
 tf1 = tf.compat.v1
@@ -69,37 +71,8 @@ class RunResult:
   # Cluster peers that failed while this task carried on (asynchronous
   # training): failure dicts, first first.
   peer_failures: List[dict] = dataclasses.field(default_factory=list)
-
-
-class _StopRequested:
-  """SIGINT/SIGTERM set a flag the step loop checks between steps.
-
-  Stopping between steps (rather than raising inside session.run) lets the
-  run write its record and close the session cleanly.
-  """
-
-  def __init__(self):
-    self.signal_name = None
-    self._previous = {}
-
-  def __enter__(self):
-    for sig in (signal.SIGINT, signal.SIGTERM):
-      try:
-        self._previous[sig] = signal.signal(sig, self._handle)
-      except ValueError:  # not the main thread: leave signals alone
-        pass
-    return self
-
-  def _handle(self, signum, frame):
-    del frame
-    if self.signal_name is not None:
-      # A second signal: the user insists; stop now.
-      raise KeyboardInterrupt
-    self.signal_name = signal.Signals(signum).name
-
-  def __exit__(self, *exc):
-    for sig, handler in self._previous.items():
-      signal.signal(sig, handler)
+  # Seconds of each phase of the run (liveness/phases.py).
+  phases: dict = dataclasses.field(default_factory=dict)
 
 
 def _utc_now():
@@ -111,6 +84,10 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
 
   ``runtime``: how the session is opened and steps are run; a cluster task
   passes its cluster/runtime.ClusterRuntime, else a single process's.
+
+  From its first phase the run is watched (liveness/watchdog.py): a signal
+  or a stall ends it even while it is blocked inside TensorFlow, with its
+  record written, by os._exit from the watchdog's thread.
   """
   reporter = reporter or report.Reporter()
   runtime = runtime or local_runtime.LocalRuntime()
@@ -122,13 +99,14 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
   result.times = times
   source = None
   record_lock = threading.Lock()
+  watch = None
 
   def write_record(status=None, exit_code=None, failure=None):
     """Records the run once; False if it was recorded already.
 
-    Called at the end of this function, or earlier from a cluster task's
-    watchdog thread (with how the run ended) when the main thread is stuck
-    inside TensorFlow (cluster/task_exit.py).
+    Called at the end of this function, or earlier from the watchdog
+    thread (with how the run ended) when the main thread is stuck inside
+    TensorFlow (liveness/run_exit.py).
     """
     with record_lock:
       if result.record is not None:
@@ -136,6 +114,7 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
       if status is not None:
         result.status, result.exit_code = status, exit_code
         result.failure = failure
+      result.phases = watch.phases.seconds() if watch else {}
       result.record = record.build_record(
           run_id=run_id, started_at=started, finished_at=_utc_now(),
           params=params, rc=rc, result=result,
@@ -145,40 +124,48 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
         result.record_path = record.write(params.result_dir, result.record)
       return True
 
-  try:
-    with _StopRequested() as stop:
-      rc, source = open_input_source(params, rc)
-      eval_source = None
-      if rc.mode == run_config.TRAINING_AND_EVALUATION:
-        rc, eval_source = open_validation_source(params, rc)
+  leave = run_exit.RunExit(write_record, lambda: result.record_path,
+                           reporter.line)
+  # The stop request and the watchdog start together: no phase of the run
+  # is left where a signal only sets a flag nobody reads.
+  with watchdog.Watchdog(leave, reporter.line) as watch:
+    try:
+      rc = runtime.begin(rc, watch)
+      with watch.phase('input'):
+        rc, source = open_input_source(params, rc)
+        eval_source = None
+        if rc.mode == run_config.TRAINING_AND_EVALUATION:
+          rc, eval_source = open_validation_source(params, rc)
       for note in rc.all_notes():
         reporter.line('Note: ' + note)
-      built = model_graph.build(
-          rc, source, runtime, want_accuracy=params.print_training_accuracy,
-          eval_source=eval_source,
-          summary_verbosity=params.summary_verbosity)
-      runtime.attach_run(rc, result, write_record)
+      with watch.phase('graph_build'):
+        built = model_graph.build(
+            rc, source, runtime,
+            want_accuracy=params.print_training_accuracy,
+            eval_source=eval_source,
+            summary_verbosity=params.summary_verbosity)
+      runtime.attach_run(rc, result)
       reporter.header(rc, _variables_description(rc), source.description,
                       sync=_sync_description(rc))
-      _run_session(params, rc, built, runtime, times, reporter, stop, result)
-  except step_loop.Interrupted as e:
-    result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
-    result.failure = failures.failure('Interrupted', str(e))
-    for line in failures.report_lines(result.failure, result.status):
-      reporter.line(line)
-  except Exception as e:  # pylint: disable=broad-except
-    # Cluster waits that time out carry their own status and code
-    # (unreachable, UNREACHABLE).
-    result.status = getattr(e, 'status', 'failed')
-    result.exit_code = getattr(e, 'exit_code', exit_codes.RUN_FAILED)
-    result.failure = failures.describe(e, rc)
-    for line in failures.report_lines(result.failure, result.status):
-      reporter.line(line)
-    if params.verbosity >= 1:
-      reporter.line(traceback.format_exc())
-  write_record()
-  if result.record_path:
-    reporter.line('Run record: %s' % result.record_path)
+      _run_session(params, rc, built, runtime, times, reporter, watch,
+                   result)
+    except stop_request.Interrupted as e:
+      result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
+      result.failure = failures.failure('Interrupted', str(e))
+      for line in failures.report_lines(result.failure, result.status):
+        reporter.line(line)
+    except Exception as e:  # pylint: disable=broad-except
+      # Cluster waits that time out carry their own status and code
+      # (unreachable, UNREACHABLE).
+      result.status = getattr(e, 'status', 'failed')
+      result.exit_code = getattr(e, 'exit_code', exit_codes.RUN_FAILED)
+      result.failure = failures.describe(e, rc)
+      for line in failures.report_lines(result.failure, result.status):
+        reporter.line(line)
+      if params.verbosity >= 1:
+        reporter.line(traceback.format_exc())
+    if write_record() and result.record_path:
+      reporter.line('Run record: %s' % result.record_path)
   return result
 
 
@@ -215,7 +202,7 @@ def _sync_description(rc):
   return str(rc.params.cross_replica_sync) if rc.cluster else None
 
 
-def _run_session(params, rc, built, runtime, times, reporter, stop, result):
+def _run_session(params, rc, built, runtime, times, reporter, watch, result):
   config = run_config.session_config(params, rc)
   if freezing.wanted(params):
     built = freezing.freeze(built, config)
@@ -260,17 +247,20 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
       # A resumed run's own checkpoint already holds trained weights.
       if backbone_restorer is not None and restored[-1] is None:
         backbone_restorer.restore(sess, reporter)
-    runtime.initialize(sess, built, restore=restore)
+    with watch.phase('initialisation'):
+      runtime.initialize(sess, built, restore=restore)
     runner = batch_group.StepRunner(
         lambda f: runtime.run_step(sess, f, step_options), grouped,
         group_size)
     loop = step_loop.StepLoop(
-        params, rc, built, runner, times, reporter, stop, result,
+        params, rc, built, runner, times, reporter, watch, result,
         checkpointer, _evaluator(params, rc, built), writer, metric_log)
-    loop.warm_up()
+    with watch.phase('warm_up'):
+      loop.warm_up()
     runtime.timing_starts(sess)
     try:
-      loop.run(sess, step_options)
+      with watch.phase('timed_loop', announce=False):
+        loop.run(sess, step_options)
     finally:
       result.images_per_sec = times.total_images_per_sec(rc.num_workers)
     reporter.total(result.images_per_sec)
@@ -290,7 +280,8 @@ def _run_session(params, rc, built, runtime, times, reporter, stop, result):
                          restored)
     if profiling.wanted(params):
       profiling.profile_extra_step(sess, fetches, params, runtime, reporter)
-    checkpointer.save(sess)
+    with watch.phase('final_save'):
+      checkpointer.save(sess)
     result.checkpoint_path = checkpointer.path
 
 

@@ -2,14 +2,17 @@
 
 The driver does all of this through a runtime object, so that it never
 needs to know whether it runs alone or as a task of a cluster. This is the
-single-process one: a plain session, nothing to wait for. A cluster task's
-runtime (cluster/runtime.py) has the same methods and adds the start
-protocol, the progress board, the watchdog and its way out.
+single-process one: a plain session, nothing to wait for, and the run's
+watchdog (liveness/) watching for a stall. A cluster task's runtime
+(cluster/runtime.py) has the same methods and adds its server, the start
+protocol, the progress board and the cluster's checks.
 """
 
 import contextlib
 
 import tensorflow as tf
+
+from tf_cnn_benchmarks.liveness import local_stall
 
 tf1 = tf.compat.v1
 
@@ -18,17 +21,31 @@ class LocalRuntime:
 
   is_chief = True  # the only task: it writes checkpoints
 
+  def __init__(self):
+    self._watch = self._params = None
+
+  def begin(self, rc, run_watch):
+    """Nothing to start: returns rc (as it is)."""
+    self._watch, self._params = run_watch, rc.params
+    return rc
+
   def wire_graph(self, variable_manager, global_step, step_op):
     """The step op the session runs (a cluster adds its own parts)."""
     del variable_manager, global_step
     return step_op
 
-  def attach_run(self, rc, result, write_record):
-    """What the runtime may need to end the run by itself (nothing here)."""
-    del rc, result, write_record
+  def attach_run(self, rc, result):
+    """What the runtime may need once the graph is built (nothing here)."""
+    del rc, result
 
   def open_session(self, graph, config):
-    return tf1.Session(graph=graph, config=config)
+    """The session; from now on the watchdog watches for a stall (what
+    comes before is Python's, which a signal can always stop)."""
+    stall = local_stall.LocalStall(self._params, self._watch.activity,
+                                   self._watch.tell)
+    self._watch.watch_with(stall.check)
+    with self._watch.phase('session'):
+      return tf1.Session(graph=graph, config=config)
 
   def initialize(self, sess, built, restore):
     sess.run(built.init_ops)
@@ -43,12 +60,16 @@ class LocalRuntime:
     return None
 
   def run_step(self, sess, fetches, options):
-    return sess.run(fetches, options=options)
+    # Named by its phase (a warm-up step, the timed steps); timed afresh,
+    # so that a stall counts from the step's start.
+    with self._watch.doing(None, step=True):
+      return sess.run(fetches, options=options)
 
   def doing(self, text):
-    """The main thread is doing ``text`` (a cluster's watchdog reads it)."""
-    del text
-    return contextlib.nullcontext()
+    """The main thread is doing ``text`` (stall reports say so)."""
+    if self._watch is None:
+      return contextlib.nullcontext()
+    return self._watch.doing(text)
 
   def timing_starts(self, sess):
     del sess

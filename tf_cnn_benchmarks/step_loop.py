@@ -6,6 +6,10 @@ clock stopped), and TensorBoard summaries every --save_summaries_steps
 (fetched in the step's own session.run, as the original did). A run
 evaluating checkpoints (--eval) adds up accuracy instead, and with
 --eval_interval_secs goes on to every newer checkpoint.
+
+The loop runs under the run's watchdog (``watch``, liveness/watchdog.py):
+it checks for a stop request before every step, and each warm-up step is
+a phase of its own, announced when a slow model takes seconds over it.
 """
 
 import math
@@ -18,13 +22,9 @@ from tf_cnn_benchmarks import evaluation
 tf1 = tf.compat.v1
 
 
-class Interrupted(Exception):
-  status = 'interrupted'
-
-
 class StepLoop:
 
-  def __init__(self, params, rc, built, runner, times, reporter, stop,
+  def __init__(self, params, rc, built, runner, times, reporter, watch,
                result, checkpointer, evaluator=None, summaries=None,
                metric_log=None):
     self.params = params
@@ -33,7 +33,7 @@ class StepLoop:
     self.runner = runner
     self.times = times
     self.reporter = reporter
-    self.stop = stop
+    self.watch = watch
     self.result = result
     self.checkpointer = checkpointer
     self.evaluator = evaluator
@@ -45,14 +45,14 @@ class StepLoop:
     self.correct_1 = self.correct_5 = self.examples = 0
 
   def check_stop(self):
-    if self.stop.signal_name:
-      raise Interrupted('stopped by %s' % self.stop.signal_name)
+    self.watch.check_stop()
 
   def warm_up(self):
     self.reporter.line('Running warm up')
-    for _ in range(self.rc.num_warmup_batches):
-      self.check_stop()
-      self.times.add_warmup(self.runner.step().seconds)
+    count = self.rc.num_warmup_batches
+    for i in range(count):
+      with self.watch.phase(None, 'warm-up step %d of %d' % (i + 1, count)):
+        self.times.add_warmup(self.runner.step().seconds)
     self.reporter.line('Done warm up')
 
   def run(self, sess, step_options):
@@ -161,9 +161,10 @@ class StepLoop:
     interval = self.params.eval_interval_secs
     while True:
       deadline = time.monotonic() + interval
-      while time.monotonic() < deadline:
-        self.check_stop()
-        time.sleep(min(0.2, interval))
+      with self.watch.doing('waiting for a newer checkpoint', idle=True):
+        while time.monotonic() < deadline:
+          self.check_stop()
+          time.sleep(min(0.2, interval))
       if not restore_newer():
         continue
       self.correct_1 = self.correct_5 = self.examples = 0

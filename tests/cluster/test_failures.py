@@ -116,6 +116,15 @@ def test_launcher_sigterm_tears_every_task_down(tmp_path):
   assert 'cluster summary' in output
   for label, pid in pids.items():
     assert not helpers.pid_alive(pid), '%s (pid %d) survived' % (label, pid)
+  # The launcher exits 130 whatever its tasks did: each training task must
+  # itself have stopped on the relayed signal and said so in its record
+  # (ps tasks keep none).
+  recs = helpers.records(str(tmp_path))
+  trainers = sorted(l for l in pids if l.startswith('worker'))
+  assert sorted(recs) == trainers, output
+  for label in trainers:
+    assert recs[label]['status'] == 'interrupted', (label, recs[label])
+    assert 'SIGTERM' in recs[label]['failure']['message']
 
 
 @pytest.mark.timeout(150)

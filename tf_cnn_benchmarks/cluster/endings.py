@@ -1,49 +1,17 @@
-"""How a cluster task's run ends: its status, exit code, failure and words.
+"""How a cluster task's run ends: the shared endings, and a peer's.
 
-Every way the watchdog ends a task is an Ending, and one rule holds for
-all of them: once SIGINT/SIGTERM has arrived, whatever this task saw next
-(a peer gone, a failed step) is a consequence of the stop, so the run ends
-as interrupted (``after_signal``). The main thread's failure path applies
-the same rule to its exception (``interrupted_by``).
+Every way a run ends from its watchdog is a liveness/endings.py Ending
+(status, exit code, failure; a signal first makes any ending
+"interrupted"); cluster modules take those names from here, with the one
+rule only a cluster has: how a task ends after a peer left.
 """
 
-import dataclasses
-
-from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import failures
-
-FAILED, STALLED, UNREACHABLE, INTERRUPTED = (
-    'failed', 'stalled', 'unreachable', 'interrupted')
-_CODES = {FAILED: exit_codes.RUN_FAILED, STALLED: exit_codes.STALLED,
-          UNREACHABLE: exit_codes.UNREACHABLE,
-          INTERRUPTED: exit_codes.INTERRUPTED}
-
-
-@dataclasses.dataclass(frozen=True)
-class Ending:
-  status: str
-  failure: dict
-
-  @property
-  def exit_code(self):
-    return _CODES[self.status]
-
-  def report_lines(self):
-    return failures.report_lines(self.failure, self.status)
-
-  def after_signal(self, signal_name):
-    """This ending as it reads when ``signal_name`` (if any) came first."""
-    if not signal_name or self.status == INTERRUPTED:
-      return self
-    return Ending(INTERRUPTED, interrupted_by(signal_name,
-                                             self.failure['message']))
-
-
-def interrupted_by(signal_name, what_followed):
-  """The failure of a task stopped by ``signal_name``; ``what_followed``
-  is what it then saw."""
-  return failures.failure('Interrupted', 'stopped by %s (then: %s)' % (
-      signal_name, what_followed))
+from tf_cnn_benchmarks.liveness.endings import Ending  # pylint: disable=unused-import
+from tf_cnn_benchmarks.liveness.endings import FAILED
+from tf_cnn_benchmarks.liveness.endings import INTERRUPTED  # pylint: disable=unused-import
+from tf_cnn_benchmarks.liveness.endings import interrupted_by  # pylint: disable=unused-import
+from tf_cnn_benchmarks.liveness.endings import STALLED
+from tf_cnn_benchmarks.liveness.endings import UNREACHABLE
 
 
 def after_peer_left(status):

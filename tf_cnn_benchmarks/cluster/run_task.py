@@ -10,7 +10,6 @@ Session.close() and interpreter shutdown can block for minutes inside
 TensorFlow, and a task that is done must not linger.
 """
 
-import dataclasses
 import os
 import sys
 
@@ -18,7 +17,6 @@ from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import run_config
-from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import runtime
 from tf_cnn_benchmarks.cluster import server
 
@@ -52,14 +50,7 @@ def _run(params, role):
 
 
 def _train(params, role, rc):
-  # A worker's server holds its towers; the controller's holds no tower.
-  num_devices = params.num_gpus if role.job_name == roles.WORKER else 1
-  role = server.start_server(role, server.server_config(
-      role, num_devices, base_config=run_config.session_config(params, rc)))
-  rc = dataclasses.replace(rc, cluster=role)
-  print('Cluster task %s (%s); %s' % (
-      role.task_name, role.address, '; '.join(roles.describe(role))))
-  print(server.device_summary(role))
-  sys.stdout.flush()
+  # The runtime starts the server inside the run, so that a signal while
+  # it starts is handled like one in any later phase (liveness/).
   return driver.run(params, rc=rc,
                     runtime=runtime.ClusterRuntime(role, params)).exit_code

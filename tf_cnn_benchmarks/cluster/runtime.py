@@ -1,23 +1,28 @@
 """What a training task of a cluster does around the driver's session.
 
 The driver talks to this object as it would to the single-process
-runtime (local_runtime.py). In the graph, ``wire_graph`` adds the cluster's
+runtime (local_runtime.py). It starts the task's server (``begin``, under
+the run's watchdog like every phase: liveness/). In the graph, ``wire_graph`` adds the cluster's
 parts: the start protocol the variable manager asks for
 (start_protocol.py), the progress board and the counted step
 (progress_board.py), the "done" signals (done_signals.py). Around the
-session it waits for the peers, opens the session with the watchdog
-watching (watchdog.py), runs every step under the watchdog's eye, and on
+session it waits for the peers, opens the session with the cluster's
+checks added to the run's watchdog (watchdog.py), runs every step under
+its eye, and on
 the way out, success or failure, leaves this task's note on the board and
 tells every serving task it is done. When the main thread fails it looks
 for the root cause in a peer first (root_cause.py).
 """
 
 import contextlib
+import dataclasses
+import sys
 
 import tensorflow as tf
 
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks import run_config
 from tf_cnn_benchmarks.cluster import cluster_rate
 from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.cluster import done_signals
@@ -30,7 +35,6 @@ from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import root_cause
 from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster import start_protocol
-from tf_cnn_benchmarks.cluster import task_exit
 from tf_cnn_benchmarks.cluster import watchdog
 
 tf1 = tf.compat.v1
@@ -44,8 +48,8 @@ class ClusterRuntime:
   def __init__(self, role, params):
     self.role = role
     self.params = params
-    self.exit = task_exit.TaskExit()
-    self.watchdog = None
+    self.run_watch = None  # the run's liveness/watchdog.Watchdog
+    self.watchdog = None   # the cluster's checks on it, once in a session
     self._rc = self._result = None
     self._steps_run = 0
     self._last_step = None
@@ -61,6 +65,23 @@ class ClusterRuntime:
 
   def task_file_path(self, path):
     return roles.per_task_path(path, self.role)
+
+  def begin(self, rc, run_watch):
+    """Starts this task's server; returns rc with the started role."""
+    self.run_watch = run_watch
+    params = self.params
+    # A worker's server holds its towers; the controller's holds no tower.
+    num_devices = params.num_gpus if self.role.job_name == roles.WORKER else 1
+    with run_watch.phase('server_start'):
+      self.role = server.start_server(self.role, server.server_config(
+          self.role, num_devices,
+          base_config=run_config.session_config(params, rc)))
+      run_watch.tell('Cluster task %s (%s); %s' % (
+          self.role.task_name, self.role.address,
+          '; '.join(roles.describe(self.role))))
+      run_watch.tell(server.device_summary(self.role))
+    sys.stdout.flush()
+    return dataclasses.replace(rc, cluster=self.role)
 
   # -- the graph
 
@@ -91,12 +112,9 @@ class ClusterRuntime:
 
   # -- the run
 
-  def attach_run(self, rc, result, write_record):
-    """``write_record(status, exit_code, failure)`` records the run once
-    and returns False when the main thread already did."""
+  def attach_run(self, rc, result):
     self._rc, self._result = rc, result
     self._last_step = rc.num_warmup_batches + rc.num_batches
-    self.exit.attach_run(write_record, lambda: result.record_path)
 
   def _note_peer_failure(self, run_failure):
     if self._result is not None:
@@ -122,21 +140,23 @@ class ClusterRuntime:
     """
     config = self._session_config(config)
     peers = self.role.session_peers()
+    run_watch = self.run_watch
     self.watchdog = watchdog.Watchdog(self.role, self.params,
                                       self.role.all_peers(), peers,
-                                      self.exit.end, self._note_peer_failure)
+                                      run_watch, self._note_peer_failure)
     self.watchdog.start()
     try:
-      with self.watchdog.doing('waiting for %s to accept connections' %
-                               ', '.join(sorted(peers))):
+      names = ', '.join(sorted(peers))
+      with run_watch.phase('peers', 'waiting for %s to accept connections'
+                           % names):
         reachability.wait_for(peers, self.params.startup_timeout,
                               '%s cannot start' % self.role.task_name)
-      sess = tf1.Session(self.role.target, graph=graph, config=config)
-      with self.watchdog.doing('%s (TensorFlow waits for every one of %s)' % (
-          watchdog.CREATING_SESSION, ', '.join(sorted(peers)))):
+      with run_watch.phase('session', '%s (TensorFlow waits for every one '
+                           'of %s)' % (watchdog.CREATING_SESSION, names)):
+        sess = tf1.Session(self.role.target, graph=graph, config=config)
         sess.run(self._hello)
       # Only a created session can leave notes (else they too would wait).
-      self.exit.attach_session(
+      run_watch.exit.attach_leave(
           lambda status, failure: self._leave(sess, status, failure))
       try:
         # As `with Session()` would: graph mode for code that asks (Saver).
@@ -202,7 +222,7 @@ class ClusterRuntime:
       pass  # The board's host is gone; the others find out by themselves.
 
   def _leave(self, sess, status, run_failure):
-    """Leaving in a hurry (task_exit.py): the note, then done."""
+    """Leaving in a hurry (liveness/run_exit.py): the note, then done."""
     self._leave_note(sess, {'status': status, 'failure': run_failure})
     self.done.send(sess, timeout_ms=_HURRIED_DONE_MS)
 

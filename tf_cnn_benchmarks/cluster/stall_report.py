@@ -7,23 +7,11 @@ turns them into the report and names the task the stall waits for.
 """
 
 from tf_cnn_benchmarks.cluster import reachability
-
-REPORT, END = 'report', 'end'
-
-
-def next_action(now, reported_at, stall_timeout, shutdown_timeout):
-  """What a task that has been stalled for --stall_timeout does now.
-
-  The first report comes at once. With a shutdown timeout the run ends that
-  long after it; without one, nobody ends the run and the report is
-  repeated every stall_timeout. Returns REPORT, END or None (wait).
-  """
-  if reported_at is None or (not shutdown_timeout and
-                             now - reported_at >= stall_timeout):
-    return REPORT
-  if shutdown_timeout and now - reported_at >= shutdown_timeout:
-    return END
-  return None
+from tf_cnn_benchmarks.liveness import stall_policy
+# When a stall is reported or ended is decided once, for local runs too.
+from tf_cnn_benchmarks.liveness.stall_policy import END  # pylint: disable=unused-import
+from tf_cnn_benchmarks.liveness.stall_policy import next_action  # pylint: disable=unused-import
+from tf_cnn_benchmarks.liveness.stall_policy import REPORT  # pylint: disable=unused-import
 
 
 def steps_line(snapshot, labels):
@@ -103,9 +91,5 @@ def report(own_label, quiet_for, stall_timeout, snapshot, labels, probes,
         'gone' if reachability.is_gone(reason) else 'unreachable',
         reachability.describe(label, address, reason)))
   lines.append('  this task: %s, for %.0f s' % (waiting, waiting_for_seconds))
-  if shutdown_in is None:
-    lines.append('  report only (--stall_shutdown_timeout=0): still waiting')
-  else:
-    lines.append('  exiting in %.0f s (--stall_shutdown_timeout) unless the '
-                 'cluster moves' % shutdown_in)
+  lines.append(stall_policy.shutdown_line(shutdown_in, 'cluster'))
   return lines

@@ -1,85 +1,64 @@
-"""A cluster task's watchdog: no task hangs silently, every end is explained.
+"""A cluster task's watchdog: what the run's watchdog checks in a cluster.
 
-A thread beside the main thread, which spends its time inside TensorFlow
-calls that may never return (a synchronous step whose peer died, a
-session whose peer is absent, a link that went down). Once a second it
-asks, in this order, whether the run must end:
+The run's watchdog (liveness/watchdog.py) already acts on signals, from the
+task's first phase, and announces slow phases. From the moment the session
+is opened it also asks this object, once a second, whether the run must
+end, in this order:
 
-  * a signal (signal_relay.py): SIGINT/SIGTERM that the main thread has
-    not acted on within SIGNAL_GRACE_SECONDS ends the task as
-    "interrupted";
   * start-up (startup_guard.py): one start-up activity lasting past
     --startup_timeout;
   * training (cluster_watch.py): a peer's failure note, or a peer gone;
   * a stall (stall_detector.py): no progress anywhere, reported first,
     ended after --stall_shutdown_timeout.
 
-Each check returns an endings.Ending or None; the first Ending is handed to
-``end_run`` (task_exit.TaskExit.end), the one place a task ends from this
-thread: it records the run, tells the peers and leaves with os._exit.
+Each check returns an endings.Ending or None; the run's watchdog hands the
+first Ending to the run's exit (liveness/run_exit.py), which records the
+run, tells the peers and leaves with os._exit.
 """
 
-import sys
-import threading
 import time
-import traceback
 
-from tf_cnn_benchmarks import failures
-from tf_cnn_benchmarks.cluster import activity
 from tf_cnn_benchmarks.cluster import cluster_watch
-from tf_cnn_benchmarks.cluster import endings
 from tf_cnn_benchmarks.cluster import peer_prober
-from tf_cnn_benchmarks.cluster import signal_relay
 from tf_cnn_benchmarks.cluster import stall_detector
 from tf_cnn_benchmarks.cluster import startup_guard
-
-TICK_SECONDS = 1.0
-# A signal the main thread has not acted on in this long is acted on here.
-SIGNAL_GRACE_SECONDS = 2.0
 
 STARTING, TRAINING, FINISHING = 'starting', 'training', 'finishing'
 CREATING_SESSION = startup_guard.CREATING_SESSION
 
 
 class Watchdog:
-  """Watches this task and the cluster; see the module docstring."""
+  """The cluster's checks; see the module docstring."""
 
-  def __init__(self, role, params, peers, session_peers, end_run,
-               note_peer_failure, out=None):
+  def __init__(self, role, params, peers, session_peers, run_watch,
+               note_peer_failure):
     """``peers``: {label: address} of every other task of the cluster;
-    ``session_peers``: those this task's session waits for when created.
-
-    ``end_run(ending)`` ends the process; it returns only when the main
-    thread has already ended the run itself. ``note_peer_failure(failure)``
-    records a peer's failure this task carries on after (asynchronous).
+    ``session_peers``: those this task's session waits for when created;
+    ``run_watch``: the run's liveness/watchdog.Watchdog (its activity, its
+    stop request, its output). ``note_peer_failure(failure)`` records a
+    peer's failure this task carries on after (asynchronous).
     """
-    self._end_run = end_run
+    self._run_watch = run_watch
     self._note_peer_failure = note_peer_failure
-    self._out = out or sys.stdout
+    self._say_line = run_watch.tell
     self._said = set()
     self._phase = STARTING
-    self.activity = activity.Activity()
-    self.signals = signal_relay.SignalRelay()
+    self.activity = run_watch.activity
     prober = peer_prober.PeerProber(peers)
     self.startup = startup_guard.StartupGuard(role, params, prober,
                                               session_peers)
     self.watch = cluster_watch.ClusterWatch(role, prober, self._carry_on)
     self.stall = stall_detector.StallDetector(role, params, self.watch,
                                               self._print)
-    self._stop = threading.Event()
-    self._thread = threading.Thread(target=self._loop, name='watchdog',
-                                    daemon=True)
 
   # -- main thread
 
   def start(self):
-    self.signals.start()
-    self._thread.start()
+    """The run's watchdog asks this object from now on."""
+    self._run_watch.watch_with(self._check)
 
   def stop(self):
-    self._stop.set()
-    self._thread.join(timeout=2 * TICK_SECONDS)
-    self.signals.stop()
+    self._run_watch.watch_with(None)
 
   def doing(self, text, step=False):
     """The main thread is doing ``text`` (a step when ``step``)."""
@@ -100,19 +79,18 @@ class Watchdog:
 
   def signal_received(self):
     """SIGINT/SIGTERM's name if one arrived (either thread may ask)."""
-    return self.signals.received()
+    return self._run_watch.signal_received()
 
   # -- watchdog thread
 
   def _print(self, lines):
     for line in lines:
-      self._out.write(line + '\n')
-    self._out.flush()
+      self._say_line(line)
 
   def _say_once(self, key, line):
     if key not in self._said:
       self._said.add(key)
-      self._print([line])
+      self._say_line(line)
 
   def _carry_on(self, label, run_failure):
     """Asynchronous training: say it once, record it, go on."""
@@ -122,32 +100,10 @@ class Watchdog:
                    '(asynchronous training).' % run_failure['message'])
     self._note_peer_failure(run_failure)
 
-  def _loop(self):
-    while not self._stop.is_set():
-      self.signals.wait(TICK_SECONDS, self._stop)
-      if self._stop.is_set():
-        return
-      try:
-        ending = self._check(time.monotonic())
-      except Exception:  # pylint: disable=broad-except
-        # The watchdog must outlive its own bugs; say it once.
-        self._say_once('crash', 'watchdog error (ignored): %s' %
-                       traceback.format_exc().strip().splitlines()[-1])
-        continue
-      if ending is not None:
-        self._end_run(ending.after_signal(self.signal_received()))
-        return  # The main thread ended the run first: nothing to watch.
-
   def _check(self, now):
     """The Ending the run must take now, or None."""
     phase = self._phase
     doing, since = self.activity.current()
-    if self.signal_received():
-      # Being stopped: the main thread gets a moment to stop by itself;
-      # nothing else is worth reporting now.
-      if now - self.signals.at >= SIGNAL_GRACE_SECONDS:
-        return self._interrupted(doing)
-      return None
     if phase == STARTING:
       return self.startup.check(now, doing, now - since)
     if phase == TRAINING:
@@ -155,8 +111,3 @@ class Watchdog:
       if ending is not None:
         return ending
     return self.stall.check(now, phase == TRAINING, doing, now - since)
-
-  def _interrupted(self, doing):
-    return endings.Ending(endings.INTERRUPTED, failures.failure(
-        'Interrupted', 'stopped by %s while %s (TensorFlow did not return; '
-        'ended by the watchdog)' % (self.signals.name, doing)))

@@ -1,0 +1,116 @@
+"""SIGINT/SIGTERM: a request to stop, seen even while the main thread is
+blocked inside TensorFlow.
+
+Python runs signal handlers only between bytecodes, so a handler never
+runs while the main thread waits in a TensorFlow call. The C-level handler
+still writes the signal number to the wakeup fd (signal.set_wakeup_fd):
+the watchdog thread waits on that pipe, and the main thread reads it
+between steps and phases. The pipe is the one place signals are counted
+(whichever thread reads a byte counts it), so the Python-level handler does
+nothing: it is installed only so that the signal no longer kills the
+process by default.
+"""
+
+import os
+import select
+import signal
+import threading
+import time
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(Exception):
+  """The main thread saw a stop request between steps or phases."""
+  status = 'interrupted'
+
+
+def _ignore(signum, frame):
+  del signum, frame
+
+
+class StopRequest:
+  """Installed for a run's lifetime (``with``); see the module docstring."""
+
+  def __init__(self, on_signal=None):
+    """``on_signal(name, count)``: called by the thread that first reads
+    each signal (to acknowledge it at once)."""
+    self._on_signal = on_signal or (lambda name, count: None)
+    # Reentrant: the main thread may be reading the pipe when its own
+    # (no-op) handler runs; nothing here waits on another thread.
+    self._lock = threading.RLock()
+    self._pipe = None
+    self._previous_fd = None
+    self._previous = {}
+    self.name = None   # 'SIGINT' / 'SIGTERM' once one arrived
+    self.at = None     # when (time.monotonic())
+    self.count = 0     # how many arrived
+
+  def __enter__(self):
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    try:
+      self._previous_fd = signal.set_wakeup_fd(write_end,
+                                               warn_on_full_buffer=False)
+    except ValueError:  # Not the main thread: signals are not ours.
+      os.close(read_end)
+      os.close(write_end)
+      return self
+    self._pipe = (read_end, write_end)
+    for sig in _SIGNALS:
+      self._previous[sig] = signal.signal(sig, _ignore)
+    return self
+
+  def __exit__(self, *exc):
+    with self._lock:
+      if self._pipe is None:
+        return
+      for sig, handler in self._previous.items():
+        signal.signal(sig, handler)
+      try:
+        signal.set_wakeup_fd(self._previous_fd)
+      except ValueError:
+        pass
+      for fd in self._pipe:
+        os.close(fd)
+      self._pipe = None
+
+  def wait(self, seconds, stop_event):
+    """Waits ``seconds``, waking early for a signal or ``stop_event``."""
+    if self._pipe is None:
+      stop_event.wait(seconds)
+      return
+    try:
+      ready, _, _ = select.select([self._pipe[0]], [], [], seconds)
+    except (OSError, ValueError):  # closed under us: the run is ending
+      stop_event.wait(seconds)
+      return
+    if ready:
+      self.received()
+
+  def received(self):
+    """The first signal's name if one arrived (either thread may ask)."""
+    arrived = []
+    with self._lock:
+      if self._pipe is not None:
+        try:
+          numbers = os.read(self._pipe[0], 64)
+        except (BlockingIOError, OSError):
+          numbers = b''
+        for number in numbers:
+          if number in _SIGNALS:
+            self.count += 1
+            if self.name is None:
+              self.name = signal.Signals(number).name
+              self.at = time.monotonic()
+            arrived.append((signal.Signals(number).name, self.count))
+    for name, count in arrived:
+      self._on_signal(name, count)
+    return self.name
+
+  def check(self):
+    """Raises Interrupted if a stop was requested."""
+    name = self.received()
+    if name:
+      raise Interrupted('stopped by %s' % name)

@@ -1,0 +1,149 @@
+"""A run's watchdog: no run hangs silently, every end is explained.
+
+A thread beside the main thread, started with the stop request (so from
+the first phase of the run), for local runs and cluster tasks alike. The
+main thread spends its time in calls that may never return (a step
+blocked on input, a synchronous step whose peer died, a session whose peer
+is absent). Once a second, or at once for a signal, the thread asks:
+
+  * a signal (stop_request.py): acknowledged at once; a second one ends
+    the run now; one the main thread has not acted on within
+    SIGNAL_GRACE_SECONDS ends it as "interrupted";
+  * a slow phase (phases.py): announced;
+  * the runtime's check (``watch_with``): a local run's stall
+    (local_stall.py); a cluster task adds start-up, peers and the
+    cluster's stalls (cluster/watchdog.py).
+
+A check returns an endings.Ending or None; the first Ending goes to
+run_exit.RunExit.end, the one place a run ends from this thread.
+"""
+
+import threading
+import time
+import traceback
+
+from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks.liveness import activity
+from tf_cnn_benchmarks.liveness import endings
+from tf_cnn_benchmarks.liveness import phases
+from tf_cnn_benchmarks.liveness import stop_request
+
+TICK_SECONDS = 1.0
+# A signal the main thread has not acted on in this long is acted on here.
+SIGNAL_GRACE_SECONDS = 2.0
+
+
+class Watchdog:
+  """Use as ``with Watchdog(run_exit, say) as watch:`` around the run."""
+
+  def __init__(self, run_exit, say):
+    """``run_exit``: run_exit.RunExit; ``say(line)`` prints."""
+    self.exit = run_exit
+    self._say = say
+    self._said = set()
+    self._check = None
+    self.activity = activity.Activity()
+    self.phases = phases.Phases(self.activity, say)
+    self.stop_request = stop_request.StopRequest(self._acknowledge)
+    self._stop = threading.Event()
+    self._thread = threading.Thread(target=self._loop, name='watchdog',
+                                    daemon=True)
+
+  # -- main thread
+
+  def __enter__(self):
+    self.stop_request.__enter__()
+    self._thread.start()
+    return self
+
+  def __exit__(self, *exc):
+    self._stop.set()
+    self._thread.join(timeout=2 * TICK_SECONDS)
+    self.stop_request.__exit__(*exc)
+
+  def watch_with(self, check):
+    """``check(now)`` -> Ending or None, asked every tick (None: none)."""
+    self._check = check
+
+  def phase(self, key, words=None, announce=True):
+    """Enters a phase (phases.Phases.phase), unless a stop was requested:
+    a run stops at the next phase even if no step comes."""
+    self.check_stop()
+    return self.phases.phase(key, words, announce)
+
+  def check_stop(self):
+    self.stop_request.check()
+
+  def doing(self, text, step=False, idle=False):
+    return self.activity.doing(text, step, idle)
+
+  def signal_received(self):
+    """SIGINT/SIGTERM's name if one arrived (either thread may ask)."""
+    return self.stop_request.received()
+
+  # -- either thread
+
+  def tell(self, line):
+    """Prints ``line`` where the run's report goes."""
+    self._say(line)
+
+  def _acknowledge(self, name, count):
+    """Said at once: a run that takes seconds to stop must not look hung."""
+    if count == 1:
+      self._say('Stopping: got %s while %s; send it again to stop now.' % (
+          name, self.activity.current()[0]))
+    elif count == 2:
+      self._say('Stopping now: got %s again.' % name)
+
+  # -- watchdog thread
+
+  def _say_once(self, key, line):
+    if key not in self._said:
+      self._said.add(key)
+      self._say(line)
+
+  def _loop(self):
+    while not self._stop.is_set():
+      self.stop_request.wait(self._wait_seconds(), self._stop)
+      if self._stop.is_set():
+        return
+      try:
+        ending, anyway = self._next_ending(time.monotonic())
+      except Exception:  # pylint: disable=broad-except
+        # The watchdog must outlive its own bugs; say it once.
+        self._say_once('crash', 'watchdog error (ignored): %s' %
+                       traceback.format_exc().strip().splitlines()[-1])
+        continue
+      if ending is not None:
+        self.exit.end(ending.after_signal(self.signal_received()), anyway)
+        return  # The main thread ended the run first: nothing to watch.
+
+  def _wait_seconds(self):
+    """A tick, or less: a signal's grace ends on time."""
+    at = self.stop_request.at
+    if at is None:
+      return TICK_SECONDS
+    left = at + SIGNAL_GRACE_SECONDS - time.monotonic()
+    return min(TICK_SECONDS, max(left, 0.05))
+
+  def _next_ending(self, now):
+    """(the Ending the run must take now or None, whether to leave even
+    if the main thread has recorded the run)."""
+    doing = self.activity.current()[0]
+    if self.signal_received():
+      # Being stopped: the main thread gets a moment to stop by itself
+      # (unless the user insists); nothing else is worth reporting now.
+      if self.stop_request.count >= 2:
+        return self._interrupted(doing, 'a second signal'), True
+      if now - self.stop_request.at >= SIGNAL_GRACE_SECONDS:
+        return self._interrupted(doing, 'the run did not stop by itself '
+                                 'within %g s' % SIGNAL_GRACE_SECONDS), False
+      return None, False
+    self.phases.announce(now)
+    check = self._check
+    return (check(now) if check is not None else None), False
+
+  def _interrupted(self, doing, why):
+    return endings.Ending(endings.INTERRUPTED, failures.failure(
+        'Interrupted', 'stopped by %s while %s (%s; ended by the watchdog)'
+        % (self.stop_request.name, doing, why)))
