@@ -146,7 +146,8 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
       return True
 
   try:
-    with _StopRequested() as stop:
+    with _StopRequested() as stop, checkpoints.train_dir_locked(
+        params, runtime, reporter):
       rc, source = open_input_source(params, rc)
       eval_source = None
       if rc.mode == run_config.TRAINING_AND_EVALUATION:
