@@ -69,6 +69,7 @@ class RunResult:
   # Cluster peers that failed while this task carried on (asynchronous
   # training): failure dicts, first first.
   peer_failures: List[dict] = dataclasses.field(default_factory=list)
+  stragglers: List[dict] = dataclasses.field(default_factory=list)
 
 
 class _StopRequested:

@@ -102,6 +102,10 @@ class ClusterRuntime:
     if self._result is not None:
       self._result.peer_failures.append(run_failure)
 
+  def _note_stragglers(self, found):
+    if self._result is not None:
+      self._result.stragglers = found
+
   def _session_config(self, config):
     # Device filters: the session sees only the tasks it needs. Calls made
     # without RunOptions (init ops, a restore, a save) end by the step's
@@ -124,7 +128,8 @@ class ClusterRuntime:
     peers = self.role.session_peers()
     self.watchdog = watchdog.Watchdog(self.role, self.params,
                                       self.role.all_peers(), peers,
-                                      self.exit.end, self._note_peer_failure)
+                                      self.exit.end, self._note_peer_failure,
+                                      note_stragglers=self._note_stragglers)
     self.watchdog.start()
     try:
       with self.watchdog.doing('waiting for %s to accept connections' %

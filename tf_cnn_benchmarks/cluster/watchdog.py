@@ -45,7 +45,7 @@ class Watchdog:
   """Watches this task and the cluster; see the module docstring."""
 
   def __init__(self, role, params, peers, session_peers, end_run,
-               note_peer_failure, out=None):
+               note_peer_failure, out=None, note_stragglers=None):
     """``peers``: {label: address} of every other task of the cluster;
     ``session_peers``: those this task's session waits for when created.
 
@@ -55,6 +55,7 @@ class Watchdog:
     """
     self._end_run = end_run
     self._note_peer_failure = note_peer_failure
+    self._note_stragglers = note_stragglers
     self._out = out or sys.stdout
     self._said = set()
     self._phase = STARTING
@@ -63,7 +64,8 @@ class Watchdog:
     prober = peer_prober.PeerProber(peers)
     self.startup = startup_guard.StartupGuard(role, params, prober,
                                               session_peers)
-    self.watch = cluster_watch.ClusterWatch(role, prober, self._carry_on)
+    self.watch = cluster_watch.ClusterWatch(role, prober, self._carry_on,
+                                            self._report_stragglers)
     self.stall = stall_detector.StallDetector(role, params, self.watch,
                                               self._print)
     self._stop = threading.Event()
@@ -121,6 +123,12 @@ class Watchdog:
     self._say_once(('peer', label), '%s; the other workers carry on '
                    '(asynchronous training).' % run_failure['message'])
     self._note_peer_failure(run_failure)
+
+  def _report_stragglers(self, line, found):
+    """The chief's stragglers (stragglers.py): said, kept for the record."""
+    self._print([line])
+    if self._note_stragglers is not None:
+      self._note_stragglers(found)
 
   def _loop(self):
     while not self._stop.is_set():
