@@ -64,7 +64,8 @@ class Straggler:
 
 class StragglerWatch:
   """Fed every board reading (``take``); reports through ``report(line,
-  found)`` with ``found`` the list of every straggler so far (dicts)."""
+  found)``: ``found`` is every straggler so far (dicts, for the record),
+  ``line`` what to print, or None when only the estimates changed."""
 
   def __init__(self, labels, lockstep,
                report: Callable[[str, List[dict]], None]):
@@ -132,6 +133,7 @@ class StragglerWatch:
 
   def _judge(self, snapshot):
     window_start = self._count - WINDOW
+    changed = False
     for i, slowdown in self._slowdowns(window_start).items():
       task = self.labels[i]
       known = self.found.get(task)
@@ -145,10 +147,14 @@ class StragglerWatch:
         # Named already: the estimate over every reading since.
         known.slowdown = self._slowdowns(known.since).get(i, slowdown)
         known.last_step = snapshot.completed[i]
+      changed = True
       last = self._reported.get(task)
       if last is None or known.slowdown >= WORSE_FACTOR * last:
         self._reported[task] = known.slowdown
         self._report(known.line(last is not None), self.reported())
+        changed = False
+    if changed:
+      self._report(None, self.reported())
 
   def reported(self) -> List[dict]:
     return [s.as_dict() for s in self.found.values()]

@@ -126,7 +126,8 @@ class Watchdog:
 
   def _report_stragglers(self, line, found):
     """The chief's stragglers (stragglers.py): said, kept for the record."""
-    self._print([line])
+    if line is not None:
+      self._print([line])
     if self._note_stragglers is not None:
       self._note_stragglers(found)
 
