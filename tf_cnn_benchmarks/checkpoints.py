@@ -1,15 +1,44 @@
 """Checkpoints of a run: restored from --train_dir at start, saved to it.
 
 Saves every --save_model_steps steps or --save_model_secs seconds and at the
-end; only progress is saved, and only by the chief of a cluster.
+end; only progress is saved, and only by the chief of a cluster, which
+holds --train_dir's lock (train_dir_lock.py) for the whole run.
 """
 
+import contextlib
 import os
 import time
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks import train_dir_lock
+
 tf1 = tf.compat.v1
+
+
+def writes_train_dir(params, runtime):
+  """Does this run write checkpoints to --train_dir?
+
+  In a cluster only the chief does (the others would race it for the same
+  files); --eval only reads them.
+  """
+  return bool(params.train_dir) and not params.eval and runtime.is_chief
+
+
+@contextlib.contextmanager
+def train_dir_locked(params, runtime, reporter):
+  """Holds --train_dir's lock (train_dir_lock.py) for the run, when this run
+  writes there; raises train_dir_lock.TrainDirInUse when another run does."""
+  if not writes_train_dir(params, runtime):
+    yield
+    return
+  lock = train_dir_lock.acquire(params.train_dir)
+  try:
+    if lock.took_over is not None:
+      reporter.line(lock.took_over_line())
+    yield
+  finally:
+    lock.release()
 
 
 def restore_latest(sess, params, built, reporter):
@@ -42,10 +71,7 @@ class Checkpointer:
     self.saved_step = None
 
   def enabled(self):
-    # In a cluster only the chief writes checkpoints (the others would race
-    # it for the same files).
-    return (bool(self.params.train_dir) and not self.params.eval and
-            self.runtime.is_chief)
+    return writes_train_dir(self.params, self.runtime)
 
   def maybe_save(self, sess, step):
     if not self.enabled():

@@ -73,6 +73,8 @@ class RunResult:
   peer_failures: List[dict] = dataclasses.field(default_factory=list)
   # Seconds of each phase of the run (liveness/phases.py).
   phases: dict = dataclasses.field(default_factory=dict)
+  # Workers the chief found slower than the others (cluster/stragglers.py).
+  stragglers: List[dict] = dataclasses.field(default_factory=list)
 
 
 def _utc_now():
@@ -130,25 +132,28 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
   # is left where a signal only sets a flag nobody reads.
   with watchdog.Watchdog(leave, reporter.line) as watch:
     try:
-      rc = runtime.begin(rc, watch)
-      with watch.phase('input'):
-        rc, source = open_input_source(params, rc)
-        eval_source = None
-        if rc.mode == run_config.TRAINING_AND_EVALUATION:
-          rc, eval_source = open_validation_source(params, rc)
-      for note in rc.all_notes():
-        reporter.line('Note: ' + note)
-      with watch.phase('graph_build'):
-        built = model_graph.build(
-            rc, source, runtime,
-            want_accuracy=params.print_training_accuracy,
-            eval_source=eval_source,
-            summary_verbosity=params.summary_verbosity)
-      runtime.attach_run(rc, result)
-      reporter.header(rc, _variables_description(rc), source.description,
-                      sync=_sync_description(rc))
-      _run_session(params, rc, built, runtime, times, reporter, watch,
-                   result)
+      # Before anything is restored: a second run writing the same
+      # --train_dir would overwrite this one's checkpoints.
+      with checkpoints.train_dir_locked(params, runtime, reporter):
+        rc = runtime.begin(rc, watch)
+        with watch.phase('input'):
+          rc, source = open_input_source(params, rc)
+          eval_source = None
+          if rc.mode == run_config.TRAINING_AND_EVALUATION:
+            rc, eval_source = open_validation_source(params, rc)
+        for note in rc.all_notes():
+          reporter.line('Note: ' + note)
+        with watch.phase('graph_build'):
+          built = model_graph.build(
+              rc, source, runtime,
+              want_accuracy=params.print_training_accuracy,
+              eval_source=eval_source,
+              summary_verbosity=params.summary_verbosity)
+        runtime.attach_run(rc, result)
+        reporter.header(rc, _variables_description(rc), source.description,
+                        sync=_sync_description(rc))
+        _run_session(params, rc, built, runtime, times, reporter, watch,
+                     result)
     except stop_request.Interrupted as e:
       result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
       result.failure = failures.failure('Interrupted', str(e))

@@ -15,6 +15,7 @@ import time
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.cluster import endings
 from tf_cnn_benchmarks.cluster import peer_failures
+from tf_cnn_benchmarks.cluster import stragglers
 
 # Probe peers once the cluster has been quiet this long (or 3 step times).
 SUSPECT_AFTER_SECONDS = 2.0
@@ -60,9 +61,11 @@ class _OneCallAtATime:
 
 class ClusterWatch:
   """See the module docstring. ``carry_on(label, failure)`` reports a
-  peer failure an asynchronous task trains on after."""
+  peer failure an asynchronous task trains on after;
+  ``report_stragglers(line, found)`` the chief's stragglers
+  (stragglers.py)."""
 
-  def __init__(self, role, prober, carry_on):
+  def __init__(self, role, prober, carry_on, report_stragglers=None):
     self.role = role
     self.prober = prober
     self._carry_on = carry_on
@@ -77,11 +80,15 @@ class ClusterWatch:
     self.last_progress = None
     self._last_completed = None
     self._client_changed = {}  # client index -> when its count last moved
+    self._report_stragglers = report_stragglers
+    self.stragglers = None
 
   def start(self, sess, board, labels, own_index, now):
     self._sess, self._board = sess, board
     self.labels, self.own_index = list(labels), own_index
     self.last_progress = now
+    self.stragglers = stragglers.watch_for(self.role, labels,
+                                           self._report_stragglers)
 
   def check(self, now, typical_step_seconds):
     """An Ending when a peer's failure or absence ends this task."""
@@ -106,6 +113,8 @@ class ClusterWatch:
 
   def _take(self, snapshot, now):
     self.snapshot, self.board_error, self.snapshot_at = snapshot, None, now
+    if self.stragglers is not None:
+      self.stragglers.take(snapshot, now)
     previous = self._last_completed or (None,) * len(snapshot.completed)
     for i, count in enumerate(snapshot.completed):
       if count != previous[i] or i not in self._client_changed:

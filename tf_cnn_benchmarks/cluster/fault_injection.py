@@ -2,14 +2,18 @@
 
 Read from one environment variable, which no user sets by accident:
 
-  TF_CNN_BENCHMARKS_TEST_FAULT=<kind>:<task>:step<N>
+  TF_CNN_BENCHMARKS_TEST_FAULT=<kind>:<task>:step<N>[:x<F>]
 
   stall:worker1:step5   worker1 blocks before its step 5, forever (as a
                         hung step would): tests stall detection;
   oom:worker1:step5     worker1's step 5 raises a real
                         tf.errors.ResourceExhaustedError, as an
                         out-of-memory allocation would: tests that the
-                        others report it as the root cause.
+                        others report it as the root cause;
+  slow:worker2:step1:x3 from its step 1 on, worker2 sleeps before each
+                        step so that its steps take 3x as long as its
+                        own session.run (a straggler: alive, slow, in
+                        every synchronous step). F defaults to 3.
 
 Only the task named is affected; every other task ignores the variable.
 Nothing but runtime.ClusterRuntime.run_step consults this module.
@@ -22,8 +26,9 @@ import time
 from typing import Optional
 
 ENV = 'TF_CNN_BENCHMARKS_TEST_FAULT'
-KINDS = ('stall', 'oom')
-_SPEC = re.compile(r'^(%s):(\w+?\d+):step(\d+)$' % '|'.join(KINDS))
+KINDS = ('stall', 'oom', 'slow')
+_SPEC = re.compile(r'^(%s):(\w+?\d+):step(\d+)(?::x([0-9.]+))?$' %
+                   '|'.join(KINDS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,10 +36,12 @@ class Fault:
   kind: str
   task: str
   step: int
+  factor: float = 3.0
 
   def describe(self):
-    return 'injected by %s=%s:%s:step%d (test only)' % (
-        ENV, self.kind, self.task, self.step)
+    return 'injected by %s=%s:%s:step%d%s (test only)' % (
+        ENV, self.kind, self.task, self.step,
+        ':x%g' % self.factor if self.kind == 'slow' else '')
 
 
 def planned_for(task_name, environ=None) -> Optional[Fault]:
@@ -44,9 +51,10 @@ def planned_for(task_name, environ=None) -> Optional[Fault]:
     return None
   match = _SPEC.match(spec.strip())
   if not match:
-    raise ValueError('%s=%r: expected <kind>:<task>:step<N> with kind one '
-                     'of %s' % (ENV, spec, ', '.join(KINDS)))
-  fault = Fault(match.group(1), match.group(2), int(match.group(3)))
+    raise ValueError('%s=%r: expected <kind>:<task>:step<N>[:x<F>] with '
+                     'kind one of %s' % (ENV, spec, ', '.join(KINDS)))
+  fault = Fault(match.group(1), match.group(2), int(match.group(3)),
+                float(match.group(4) or 3.0))
   return fault if fault.task == task_name else None
 
 
@@ -56,6 +64,8 @@ def before_step(fault, step, say):
   ``say(text)`` tells the watchdog what this task is doing, so its stall
   report names the injected stall.
   """
+  if fault is not None and fault.kind == 'slow' and step >= fault.step:
+    _slow_down(fault, step)
   if fault is None or step != fault.step:
     return
   if fault.kind == 'stall':
@@ -68,3 +78,18 @@ def before_step(fault, step, say):
         None, None,
         'OOM when allocating tensor with shape[4096,4096,64] and type float '
         'on %s by allocator cpu (%s)' % (fault.task, fault.describe()))
+
+
+# slow: when the previous step began, and how long this task slept then.
+_previous_step = {}
+
+
+def _slow_down(fault, step):
+  """Sleeps (F - 1) x the previous step's own time: the time since it began
+  less the sleep before it (the session.run and the loop around it)."""
+  now = time.monotonic()
+  began, slept = _previous_step.get('began'), _previous_step.get('slept', 0)
+  own = (now - began - slept) if began is not None and step > 1 else 0.0
+  pause = max(0.0, (fault.factor - 1) * own)
+  time.sleep(pause)
+  _previous_step.update(began=now, slept=pause)

@@ -120,6 +120,10 @@ class ClusterRuntime:
     if self._result is not None:
       self._result.peer_failures.append(run_failure)
 
+  def _note_stragglers(self, found):
+    if self._result is not None:
+      self._result.stragglers = found
+
   def _session_config(self, config):
     # Device filters: the session sees only the tasks it needs. Calls made
     # without RunOptions (init ops, a restore, a save) end by the step's
@@ -143,7 +147,8 @@ class ClusterRuntime:
     run_watch = self.run_watch
     self.watchdog = watchdog.Watchdog(self.role, self.params,
                                       self.role.all_peers(), peers,
-                                      run_watch, self._note_peer_failure)
+                                      run_watch, self._note_peer_failure,
+                                      note_stragglers=self._note_stragglers)
     self.watchdog.start()
     try:
       names = ', '.join(sorted(peers))

@@ -31,7 +31,7 @@ class Watchdog:
   """The cluster's checks; see the module docstring."""
 
   def __init__(self, role, params, peers, session_peers, run_watch,
-               note_peer_failure):
+               note_peer_failure, note_stragglers=None):
     """``peers``: {label: address} of every other task of the cluster;
     ``session_peers``: those this task's session waits for when created;
     ``run_watch``: the run's liveness/watchdog.Watchdog (its activity, its
@@ -41,13 +41,15 @@ class Watchdog:
     self._run_watch = run_watch
     self._note_peer_failure = note_peer_failure
     self._say_line = run_watch.tell
+    self._note_stragglers = note_stragglers
     self._said = set()
     self._phase = STARTING
     self.activity = run_watch.activity
     prober = peer_prober.PeerProber(peers)
     self.startup = startup_guard.StartupGuard(role, params, prober,
                                               session_peers)
-    self.watch = cluster_watch.ClusterWatch(role, prober, self._carry_on)
+    self.watch = cluster_watch.ClusterWatch(role, prober, self._carry_on,
+                                            self._report_stragglers)
     self.stall = stall_detector.StallDetector(role, params, self.watch,
                                               self._print)
 
@@ -99,6 +101,13 @@ class Watchdog:
     self._say_once(('peer', label), '%s; the other workers carry on '
                    '(asynchronous training).' % run_failure['message'])
     self._note_peer_failure(run_failure)
+
+  def _report_stragglers(self, line, found):
+    """The chief's stragglers (stragglers.py): said, kept for the record."""
+    if line is not None:
+      self._say_line(line)
+    if self._note_stragglers is not None:
+      self._note_stragglers(found)
 
   def _check(self, now):
     """The Ending the run must take now, or None."""

@@ -1,0 +1,118 @@
+"""The chief names a straggler (cluster/stragglers.py): a worker alive but
+slower than the others, slowed for real by the 'slow' test fault.
+
+The judge first, on board readings made up here; then real clusters.
+"""
+
+import pytest
+
+from tests.cluster import helpers
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks.cluster import progress_board
+from tf_cnn_benchmarks.cluster import stragglers
+
+LABELS = ['worker0', 'worker1', 'worker2']
+
+
+def _watch(lockstep=True):
+  said = []
+  watch = stragglers.StragglerWatch(
+      LABELS, lockstep, lambda line, found: said.append((line, found)))
+  return watch, said
+
+
+def _snapshot(started, completed):
+  return progress_board.Snapshot(tuple(started), tuple(completed),
+                                 (None,) * len(started))
+
+
+def _feed_lockstep(watch, readings, lag_of_worker2):
+  """Sync readings: everyone advances by 1; worker2 lags (has not entered
+  the newest step) in ``lag_of_worker2`` of every 4 readings."""
+  for n in range(1, readings + 1):
+    lagging = (n % 4) < lag_of_worker2
+    started = [n + 1, n + 1, n if lagging else n + 1]
+    watch.take(_snapshot(started, [n, n, n]), float(n))
+
+
+def test_sync_worker_lagging_three_quarters_is_named_once():
+  watch, said = _watch()
+  _feed_lockstep(watch, 100, 3)  # lag 3/4: 1 / (1 - 0.75) = 4x
+  lines = [line for line, _ in said if line]
+  assert len(lines) == 1, said
+  assert lines[0].startswith('Straggler: worker2 is 4.0x slower')
+  # The record's entry follows the straggler to the last reading.
+  found = said[-1][1]
+  assert [s['task'] for s in found] == ['worker2']
+  assert found[0]['slowdown'] == pytest.approx(4.0, rel=0.1)
+  assert found[0]['steps'][1] == 100
+
+
+def test_sync_small_lags_name_nobody():
+  watch, said = _watch()
+  _feed_lockstep(watch, 100, 1)  # lag 1/4: 1.33x, under the threshold
+  assert not said and not watch.reported()
+
+
+def test_a_stalled_cluster_is_not_a_straggler():
+  """Readings without progress are the stall detector's, not counted."""
+  watch, said = _watch()
+  for n in range(100):
+    watch.take(_snapshot([5, 5, 4], [4, 4, 4]), float(n))
+  assert not said
+
+
+def test_async_slow_rate_is_named_with_the_rate_ratio():
+  watch, said = _watch(lockstep=False)
+  for n in range(1, 60):
+    watch.take(_snapshot([3 * n, 3 * n, n], [3 * n, 3 * n, n]), float(n))
+  assert [s['task'] for s in watch.reported()] == ['worker2']
+  assert watch.reported()[0]['slowdown'] == pytest.approx(3.0, rel=0.05)
+  assert len([line for line, _ in said if line]) == 1
+
+
+# -- real clusters: 1 ps + 3 synchronous parameter_server workers
+
+def _run_cluster(tmp_path, num_batches, fault=None):
+  env = {helpers.FAULT_ENV: fault} if fault else None
+  process, log = helpers.launch_in_background(
+      tmp_path, workers=3, ps=1, env=env, num_batches=num_batches,
+      display_every=100, num_warmup_batches=1)
+  try:
+    code = process.wait(timeout=400)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert code == exit_codes.OK, output
+  return output, helpers.records(str(tmp_path))
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_chief_names_a_worker_slowed_three_times(tmp_path):
+  # ~25 s of training at the slowed pace: over a window of readings.
+  output, recs = _run_cluster(tmp_path, 500, 'slow:worker2:step1:x3')
+  named = [l for l in helpers.task_lines(output, 'worker0')
+           if l.startswith('Straggler: ')]
+  assert named and named[0].startswith('Straggler: worker2 is '), output
+  found = recs['worker0']['stragglers']
+  assert [s['task'] for s in found] == ['worker2'], found
+  # Followed to the end of training, not just where it was first named.
+  first, last = found[0]['steps']
+  assert last > first, found
+  # Slowed 3x; the estimate comes from ~1 reading a second.
+  assert 1.8 <= found[0]['slowdown'] <= 8, found
+  # Only the chief judges; nothing is a failure.
+  assert not recs['worker1']['stragglers']
+  assert all(r['status'] == 'ok' for r in recs.values())
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_no_straggler_is_named_when_nobody_is_slow(tmp_path):
+  # As many readings as the slowed run, or more (steps are ~3x faster).
+  output, recs = _run_cluster(tmp_path, 1200)
+  assert 'Straggler' not in output, output
+  assert recs['worker0']['stragglers'] == []

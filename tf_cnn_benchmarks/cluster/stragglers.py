@@ -1,0 +1,167 @@
+"""Stragglers: workers alive but slower than the rest, named by the chief.
+
+The chief's watchdog reads the progress board once a second anyway
+(cluster_watch.py); this module judges those readings, with no call of
+its own. What distinguishes a slow worker:
+
+* Synchronous training: every worker's step counts advance together, at
+  the slowest worker's pace, so rates say nothing. What differs is when
+  each enters the next step: the others enter it at once and wait inside
+  it for the straggler, which is still between steps (its ``started`` lags
+  the newest step). Measured on a loopback cluster (1 ps, 3 workers,
+  worker2 slowed 3x): worker2 lagged in ~3/4 of the readings, the others
+  in none. If worker i lags in a fraction f of the readings, the cluster
+  spends that fraction of its time waiting for it: its steps take
+  1 / (1 - f) as long as they would without it. That is its slowdown,
+  taken relative to the median of the others'. A worker whose slowness is
+  inside its own step (slow compute) enters steps with the others; in a
+  synchronous cluster the board cannot tell it from the workers waiting
+  for it, so it is not named.
+* Asynchronous training: each worker steps at its own rate; the slowdown
+  is the median of the others' rates over its own.
+
+A worker is named when its slowdown stays at or above THRESHOLD over a
+whole window of readings: once, and again if it gets worse by
+WORSE_FACTOR. It is not a failure: the run goes on.
+"""
+
+import collections
+import dataclasses
+import statistics
+from typing import Callable, List, Optional
+
+# Readings (about one a second) a slowdown is judged over.
+WINDOW = 20
+# Slowdown, relative to the median of the other workers, that is reported.
+THRESHOLD = 2.0
+# A reported straggler is reported again once its slowdown grew this much.
+WORSE_FACTOR = 1.5
+# Readings kept for the estimate of a named straggler (it sharpens with
+# more readings).
+_HISTORY = 600
+# A worker lagging in every reading has no finite estimate; cap it.
+_MAX_LAG_FRACTION = 0.95
+
+
+@dataclasses.dataclass
+class Straggler:
+  task: str
+  slowdown: float
+  first_step: int  # the worker's completed steps when it was first named
+  last_step: int   # ... at the latest reading that still found it slow
+  since: int       # index (in all readings) where its slow window began
+
+  def as_dict(self):
+    return {'task': self.task, 'slowdown': round(self.slowdown, 2),
+            'steps': [self.first_step, self.last_step]}
+
+  def line(self, again):
+    return ('Straggler: %s is %.1fx slower than the median of the other '
+            'workers (since its step %d)%s; training goes on.' % (
+                self.task, self.slowdown, self.first_step,
+                ', worse than first reported' if again else ''))
+
+
+class StragglerWatch:
+  """Fed every board reading (``take``); reports through ``report(line,
+  found)``: ``found`` is every straggler so far (dicts, for the record),
+  ``line`` what to print, or None when only the estimates changed."""
+
+  def __init__(self, labels, lockstep,
+               report: Callable[[str, List[dict]], None]):
+    self.labels = list(labels)
+    self.lockstep = lockstep
+    self._report = report
+    # One entry per reading that saw progress: per client, a lag flag
+    # (lockstep) or its completed count (asynchronous); None: left.
+    self._readings = collections.deque(maxlen=_HISTORY)
+    self._times = collections.deque(maxlen=_HISTORY)
+    self._count = 0  # readings taken, ever
+    self._previous = None
+    self.found = collections.OrderedDict()  # task -> Straggler
+    self._reported = {}  # task -> slowdown last reported
+
+  def take(self, snapshot, now):
+    if len(self.labels) < 2:
+      return
+    previous, self._previous = self._previous, snapshot
+    # Only readings of a moving cluster count: a stalled one is the stall
+    # detector's business, and a lag frozen in place is not a rate.
+    if previous is None or snapshot.completed == previous.completed:
+      return
+    running = [i for i in range(len(self.labels)) if not snapshot.left(i)]
+    if len(running) < 2:
+      return
+    if self.lockstep:
+      newest = max(snapshot.started[i] for i in running)
+      reading = tuple(snapshot.started[i] < newest if i in running else None
+                      for i in range(len(self.labels)))
+    else:
+      reading = tuple(snapshot.completed[i] if i in running else None
+                      for i in range(len(self.labels)))
+    self._readings.append(reading)
+    self._times.append(now)
+    self._count += 1
+    if len(self._readings) >= WINDOW:
+      self._judge(snapshot)
+
+  def _slowdowns(self, first):
+    """{client index: slowdown} over the readings from ``first`` (an index
+    into all readings) on."""
+    start = max(0, len(self._readings) - (self._count - first))
+    readings = list(self._readings)[start:]
+    times = list(self._times)[start:]
+    costs = {}
+    for i in range(len(self.labels)):
+      column = [r[i] for r in readings]
+      if any(c is None for c in column) or len(column) < 2:
+        continue
+      if self.lockstep:
+        lag = min(sum(column) / len(column), _MAX_LAG_FRACTION)
+        costs[i] = 1 / (1 - lag)
+      else:
+        steps = column[-1] - column[0]
+        if steps <= 0:
+          continue  # not moving: a stall, not a straggler
+        costs[i] = (times[-1] - times[0]) / steps
+    slowdowns = {}
+    for i, cost in costs.items():
+      others = [c for j, c in costs.items() if j != i]
+      if others:
+        slowdowns[i] = cost / statistics.median(others)
+    return slowdowns
+
+  def _judge(self, snapshot):
+    window_start = self._count - WINDOW
+    changed = False
+    for i, slowdown in self._slowdowns(window_start).items():
+      task = self.labels[i]
+      known = self.found.get(task)
+      if slowdown < THRESHOLD:
+        continue
+      if known is None:
+        known = Straggler(task, slowdown, snapshot.completed[i],
+                          snapshot.completed[i], window_start)
+        self.found[task] = known
+      else:
+        # Named already: the estimate over every reading since.
+        known.slowdown = self._slowdowns(known.since).get(i, slowdown)
+        known.last_step = snapshot.completed[i]
+      changed = True
+      last = self._reported.get(task)
+      if last is None or known.slowdown >= WORSE_FACTOR * last:
+        self._reported[task] = known.slowdown
+        self._report(known.line(last is not None), self.reported())
+        changed = False
+    if changed:
+      self._report(None, self.reported())
+
+  def reported(self) -> List[dict]:
+    return [s.as_dict() for s in self.found.values()]
+
+
+def watch_for(role, labels, report) -> Optional[StragglerWatch]:
+  """The chief's StragglerWatch (None on every other task)."""
+  if not role.is_chief or report is None:
+    return None
+  return StragglerWatch(labels, role.lockstep, report)
