@@ -54,6 +54,7 @@ def test_chief_killed_while_saving_every_step(tmp_path):
   assert code == exit_codes.RUN_FAILED, output
   assert took < 20, output
   assert 'First failure: worker0 was killed by SIGKILL' in output, output
+  helpers.assert_ended_by_themselves(output)
   worker1 = helpers.task_lines(output, 'worker1')
   assert 'Root cause: worker0 (PeerGone)' in worker1, output
   assert failure_lines(output, 'worker1')[0].startswith(
@@ -97,6 +98,8 @@ def test_worker_killed_asynchronous_others_carry_on(tmp_path):
   assert code == exit_codes.RUN_FAILED, output
   assert 'First failure: worker1 was killed by SIGKILL' in output
   assert re.search(r'\[launch\] worker0 +exit 0', output), output
+  # ps0 too left by itself, once worker0 was done and worker1 gone.
+  helpers.assert_ended_by_themselves(output)
   helpers.assert_no_orphans(pids)
 
 
@@ -108,6 +111,7 @@ def test_ps_killed_every_worker_names_it(tmp_path):
   assert code == exit_codes.RUN_FAILED, output
   assert took < 20, output
   assert 'First failure: ps0 was killed by SIGKILL' in output
+  helpers.assert_ended_by_themselves(output)
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):
     assert 'Root cause: ps0 (PeerGone)' in helpers.task_lines(output, label)
@@ -137,6 +141,7 @@ def test_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
   output = helpers.read(log)
   assert time.monotonic() - started < 75
   assert code == exit_codes.STALLED, output
+  helpers.assert_ended_by_themselves(output)
   for label in ('worker0', 'worker1', 'ps0'):
     lines = helpers.task_lines(output, label)
     assert any(l.startswith('Stall report from %s: no step completed in the '
@@ -181,6 +186,7 @@ def test_out_of_memory_on_one_worker_is_the_root_cause(tmp_path):
     helpers.kill([process])
   output = helpers.read(log)
   assert code == exit_codes.RUN_FAILED, output
+  helpers.assert_ended_by_themselves(output)
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1', 'worker2'):
     lines = helpers.task_lines(output, label)
