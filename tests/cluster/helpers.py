@@ -106,6 +106,8 @@ def records(result_dir):
   for path in glob.glob(os.path.join(result_dir, '*.json')):
     with open(path) as f:
       rec = json.load(f)
+    if 'config' not in rec:
+      continue  # Not a run record: a --trace_file written beside them.
     config = rec['config']
     found['%s%d' % (config['job_name'], config['task_index'])] = rec
   return found
