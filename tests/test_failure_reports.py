@@ -21,6 +21,7 @@ from tests.driver_helpers import run_quietly
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks import report
+from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.cluster import fault_injection
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import peer_failures
@@ -343,3 +344,18 @@ def test_no_checkpoint_is_written_twice_for_one_step(tmp_path):
                  glob.glob(os.path.join(train_dir, 'model.ckpt-*.index')))
   assert steps == [2, 4]
   assert result.checkpoint_path.endswith('model.ckpt-4')
+
+
+def test_launcher_gives_the_survivors_their_own_bound_after_a_failure():
+  """A task that lost a peer ends by itself at the latest when its stall
+  ends; the launcher stops it only after that (sooner, its record would
+  say "interrupted" instead of naming the peer). With no stall bound, the
+  grace is still finite: the launcher always ends."""
+  bounded = types.SimpleNamespace(stall_timeout=60, stall_shutdown_timeout=30)
+  assert deadlines.lost_peer_end_seconds(bounded) > 60 + 30
+  assert deadlines.step_deadline_seconds(bounded) > 60 + 30
+  for stall, shutdown in ((0, 30), (60, 0)):
+    unbounded = types.SimpleNamespace(stall_timeout=stall,
+                                      stall_shutdown_timeout=shutdown)
+    assert deadlines.step_deadline_seconds(unbounded) is None
+    assert 0 < deadlines.lost_peer_end_seconds(unbounded) < float('inf')

@@ -6,15 +6,19 @@ model at 32x32, batch 2, a few steps. Every process a test starts is killed
 in a finally, whatever happened.
 """
 
+import ctypes
 import dataclasses
 import glob
 import json
 import os
 import re
+import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 from tests.driver_helpers import REPO, SCRIPT, run_quietly
@@ -102,6 +106,8 @@ def records(result_dir):
   for path in glob.glob(os.path.join(result_dir, '*.json')):
     with open(path) as f:
       rec = json.load(f)
+    if 'config' not in rec:
+      continue  # Not a run record: a --trace_file written beside them.
     config = rec['config']
     found['%s%d' % (config['job_name'], config['task_index'])] = rec
   return found
@@ -227,6 +233,14 @@ def assert_no_orphans(pids):
   assert not survivors, 'survived: %s' % survivors
 
 
+def assert_ended_by_themselves(output):
+  """No task was stopped by the launcher: each ended by itself, so its exit
+  code and record are its own (a SIGTERM from the launcher would make them
+  "interrupted", whatever the task had noticed)."""
+  assert 'stopping the cluster' not in output, output
+  assert 'stopped by the launcher' not in output, output
+
+
 def assert_checkpoint_restores(train_dir):
   """The latest checkpoint in train_dir restores (an eval run reads it, as
   a user would); returns its global step."""
@@ -238,3 +252,58 @@ def assert_checkpoint_restores(train_dir):
   m = re.search(r'Restored checkpoint (\S+) \(global step (\d+)\)', text)
   assert m, text
   return int(m.group(2))
+
+
+class CheckpointSaves:
+  """Every checkpoint save into a train_dir, timed as it happens.
+
+  A save ends by replacing the train_dir's `checkpoint` index (a rename
+  onto it, written last), so each save is one inotify event, including a
+  save that rewrites files of the same step: file counts and mtimes miss
+  such a save loop, and a step count misses one while the global step
+  stands still. Use as a context manager around the run; ``times`` are
+  time.time() of each save.
+  """
+
+  _IN_CLOSE_WRITE, _IN_MOVED_TO = 0x8, 0x80
+  _IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
+  _EVENT = struct.Struct('iIII')  # wd, mask, cookie, len; then the name
+
+  def __init__(self, train_dir):
+    os.makedirs(train_dir, exist_ok=True)
+    self.times = []
+    self._libc = ctypes.CDLL(None, use_errno=True)
+    self._fd = self._libc.inotify_init1(self._IN_NONBLOCK | self._IN_CLOEXEC)
+    if self._fd < 0 or self._libc.inotify_add_watch(
+        self._fd, os.fsencode(train_dir),
+        self._IN_CLOSE_WRITE | self._IN_MOVED_TO) < 0:
+      raise OSError(ctypes.get_errno(), 'inotify on %s' % train_dir)
+    self._stop = threading.Event()
+    self._thread = threading.Thread(target=self._watch, daemon=True)
+
+  def __enter__(self):
+    self._thread.start()
+    return self
+
+  def __exit__(self, *exc):
+    self._stop.set()
+    self._thread.join()
+    os.close(self._fd)
+
+  def _watch(self):
+    while not self._stop.is_set():
+      if not select.select([self._fd], [], [], 0.1)[0]:
+        continue
+      data, now = os.read(self._fd, 1 << 16), time.time()
+      offset = 0
+      while offset < len(data):
+        _, _, _, length = self._EVENT.unpack_from(data, offset)
+        offset += self._EVENT.size
+        name = data[offset:offset + length].rstrip(b'\0')
+        offset += length
+        if name == b'checkpoint':
+          self.times.append(now)
+
+  def after(self, when):
+    """How many saves ended after time.time() ``when``."""
+    return len([t for t in self.times if t > when])

@@ -22,11 +22,20 @@ def _assert_same_math(rec_by_task, workers, reference):
   np.testing.assert_allclose(per_worker.mean(axis=0), reference, rtol=1e-5)
 
 
-def _assert_clean_finish(code, output, tasks):
+def _assert_clean_finish(code, output, tasks, result_dir):
   assert code == 0, output
   for label in tasks:
     assert '%-12s exit 0' % label in output, output
   assert 'Cluster total images/sec:' in output
+  helpers.assert_ended_by_themselves(output)
+  # Each training task's own record says it finished (the controller's
+  # workers only serve, like ps tasks).
+  trainers = (['controller0'] if 'controller0' in tasks else
+              [t for t in tasks if t.startswith('worker')])
+  recs = helpers.records(result_dir)
+  assert sorted(recs) == trainers, sorted(recs)
+  for label, rec in recs.items():
+    assert rec['status'] == 'ok', (label, rec.get('failure'))
 
 
 @pytest.mark.timeout(180)
@@ -35,7 +44,8 @@ def test_parameter_server_sync_equals_local_replicated(tmp_path):
   code, output = helpers.launch(
       ['--ps', '1', '--workers', '2'],
       helpers.tiny_flags(tmp_path, variable_update='parameter_server'))
-  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'])
+  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'],
+                       str(tmp_path))
   assert '(exited by itself)' in output
   chief = helpers.task_lines(output, 'worker0')
   assert 'Sync:        True' in chief
@@ -59,7 +69,8 @@ def test_parameter_server_async_over_two_ps_tasks(tmp_path):
                          cross_replica_sync=False,
                          trace_file=str(tmp_path / 'trace.json'),
                          graph_file=str(tmp_path / 'graph.pbtxt')))
-  _assert_clean_finish(code, output, ['ps0', 'ps1', 'worker0', 'worker1'])
+  _assert_clean_finish(code, output, ['ps0', 'ps1', 'worker0', 'worker1'],
+                       str(tmp_path))
   # Each worker writes its own trace and graph; the chief's keep the name.
   for name in ('trace.json', 'trace.worker1.json'):
     assert json.loads((tmp_path / name).read_text())['traceEvents']
@@ -81,7 +92,8 @@ def test_distributed_replicated_sync_two_towers_per_worker(tmp_path):
       ['--ps', '1', '--workers', '2'],
       helpers.tiny_flags(tmp_path, variable_update='distributed_replicated',
                          num_gpus=2))
-  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'])
+  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'],
+                       str(tmp_path))
   chief = helpers.task_lines(output, 'worker0')
   assert "Devices:     ['/job:worker/task:0/device:CPU:0', " \
          "'/job:worker/task:0/device:CPU:1']" in chief
@@ -95,7 +107,8 @@ def test_collective_all_reduce(tmp_path):
   code, output = helpers.launch(
       ['--workers', '2'],
       helpers.tiny_flags(tmp_path, variable_update='collective_all_reduce'))
-  _assert_clean_finish(code, output, ['worker0', 'worker1'])
+  _assert_clean_finish(code, output, ['worker0', 'worker1'],
+                       str(tmp_path))
   assert '[ps' not in output
   _assert_same_math(helpers.records(str(tmp_path)), 2,
                     helpers.local_losses(num_gpus=2))
@@ -106,7 +119,8 @@ def test_distributed_all_reduce_with_a_controller(tmp_path):
   code, output = helpers.launch(
       ['--workers', '2'],
       helpers.tiny_flags(tmp_path, variable_update='distributed_all_reduce'))
-  _assert_clean_finish(code, output, ['worker0', 'worker1', 'controller0'])
+  _assert_clean_finish(code, output, ['worker0', 'worker1', 'controller0'],
+                       str(tmp_path))
   controller = helpers.task_lines(output, 'controller0')
   assert "Devices:     ['/job:worker/task:0/device:CPU:0', " \
          "'/job:worker/task:1/device:CPU:0']" in controller
@@ -137,7 +151,8 @@ def test_distributed_replicated_relaxed_pushes_the_previous_steps_mean(
       helpers.tiny_flags(tmp_path, variable_update='distributed_replicated',
                          variable_consistency='relaxed',
                          init_learning_rate=lr))
-  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'])
+  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'],
+                       str(tmp_path))
   relaxed = helpers.local_losses(num_gpus=2, variable_consistency='relaxed',
                                  init_learning_rate=lr)
   strong = helpers.local_losses(num_gpus=2, init_learning_rate=lr)

@@ -1,7 +1,7 @@
-"""How long a cluster call may wait on a peer before TensorFlow cancels it.
+"""How long a cluster call may wait on a peer, and a task on a lost peer.
 
-No TensorFlow at import: roles.py decides a task's step deadline before
-TensorFlow loads.
+No TensorFlow at import: roles.py decides a task's step deadline, and the
+launcher its grace after a failure, before (or without) loading TensorFlow.
 """
 
 # A step may take this much longer than --stall_timeout plus the shutdown
@@ -10,6 +10,22 @@ _STEP_BOUND_MARGIN_SECONDS = 30.0
 # Bound of one coordination session.run (a poll, a done signal): the peer
 # answers in milliseconds when it is there at all.
 RPC_TIMEOUT_MS = 10000
+# Past the stall bound, a task still needs a watchdog tick, its record and
+# its leaving (task_exit.LEAVING_SECONDS), slower on a loaded host.
+_ENDING_MARGIN_SECONDS = 15.0
+# With no stall bound, a lost peer is found only by probes: after the
+# cluster was quiet for 3 step times, two refused probes a second apart.
+# Enough for steps of a few seconds.
+_PROBES_ONLY_SECONDS = 30.0
+
+
+def _stall_end_seconds(params):
+  """When the watchdog ends a task whose cluster made no progress (None:
+  never, the user chose to wait: --stall_timeout=0 or
+  --stall_shutdown_timeout=0)."""
+  if not params.stall_timeout or not params.stall_shutdown_timeout:
+    return None
+  return params.stall_timeout + params.stall_shutdown_timeout
 
 
 def step_deadline_seconds(params):
@@ -17,13 +33,28 @@ def step_deadline_seconds(params):
 
   The watchdog reports a stall after --stall_timeout and ends the task
   after --stall_shutdown_timeout more; the step's own deadline is a
-  backstop just past that. With --stall_shutdown_timeout=0 (report only)
-  or --stall_timeout=0 (no stall detection) the user chose to wait.
+  backstop just past that.
   """
-  if not params.stall_timeout or not params.stall_shutdown_timeout:
+  stall_end = _stall_end_seconds(params)
+  if stall_end is None:
     return None
-  return (params.stall_timeout + params.stall_shutdown_timeout +
-          _STEP_BOUND_MARGIN_SECONDS)
+  return stall_end + _STEP_BOUND_MARGIN_SECONDS
+
+
+def lost_peer_end_seconds(params):
+  """How long after a task failed the others may take to end by themselves.
+
+  A task that lost a peer it cannot train without ends by itself, naming
+  the peer: at once on its failure note, within seconds when probes find
+  its port closed, and at the latest when the watchdog ends the stall it
+  causes. The launcher gives the survivors this long before stopping them
+  (task_processes.py): stopping them sooner would replace their own
+  ending, which names the lost peer, with "interrupted".
+  """
+  stall_end = _stall_end_seconds(params)
+  if stall_end is None:
+    return _PROBES_ONLY_SECONDS
+  return stall_end + _ENDING_MARGIN_SECONDS
 
 
 def bounded(timeout_ms):

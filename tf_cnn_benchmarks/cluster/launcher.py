@@ -28,6 +28,7 @@ from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
 from tf_cnn_benchmarks.cluster import cluster_command
+from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
@@ -204,7 +205,8 @@ def main(argv):
     launcher.start()
     launcher.say('started %s' % ', '.join(
         '%s (pid %d)' % (t.label, t.process.pid) for t in tasks))
-    stopped = launcher.wait(args.ps_exit_grace, args.timeout)
+    stopped = launcher.wait(args.ps_exit_grace, args.timeout,
+                            deadlines.lost_peer_end_seconds(chosen))
     if stopped:
       launcher.say('stopping the cluster: %s' % stopped)
   finally:

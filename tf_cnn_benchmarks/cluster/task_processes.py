@@ -28,9 +28,6 @@ from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import ssh_remote
 
-# After the first task fails, the others get this long to finish by
-# themselves (a synchronous peer may be blocked) before being stopped.
-FAILURE_GRACE_SECONDS = 10.0
 # SIGTERM, then this long, then SIGKILL.
 KILL_GRACE_SECONDS = 5.0
 # A remote task's ssh channel closes this much later than the task ends.
@@ -240,8 +237,14 @@ class Supervisor:
     del frame
     self.stop_signal = signal.Signals(signum).name
 
-  def wait(self, ps_exit_grace, timeout):
-    """Waits for the run to end; returns a reason when it had to stop it."""
+  def wait(self, ps_exit_grace, timeout, failure_grace):
+    """Waits for the run to end; returns a reason when it had to stop it.
+
+    ``failure_grace``: once a task failed that the others cannot train
+    without, how long they get to end by themselves (each names the lost
+    task in its own record) before being stopped: the tasks' own bound,
+    deadlines.lost_peer_end_seconds.
+    """
     started = time.monotonic()
     first_failure = None
     trainers_done_at = None
@@ -258,9 +261,9 @@ class Supervisor:
         first_failure = now
         first = launch_summary.first_failure_of(self.tasks)
         self.say('%s failed first (%s); the others get %.0f s to finish' % (
-            first.label, first.exit_description(), FAILURE_GRACE_SECONDS))
+            first.label, first.exit_description(), failure_grace))
       if first_failure is not None and (
-          now - first_failure > FAILURE_GRACE_SECONDS):
+          now - first_failure > failure_grace):
         return 'a task failed; stopping the others'
       trainers = [t for t in self.tasks if t.trains]
       if trainers_done_at is None and all(
