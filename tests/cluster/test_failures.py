@@ -43,7 +43,7 @@ def test_missing_worker_is_named_and_everyone_exits(tmp_path):
   assert worker_code == exit_codes.UNREACHABLE, worker_out
   assert re.search(r'worker1 never reached the initialisation barrier '
                    r'within 6 s', worker_out), worker_out
-  assert ps_code == exit_codes.RUN_FAILED, ps_out
+  assert ps_code == exit_codes.UNREACHABLE, ps_out
   assert 'worker0 is done' in ps_out
   assert 'worker1 never appeared within 6 s' in ps_out, ps_out
   rec = helpers.records(str(tmp_path))['worker0']

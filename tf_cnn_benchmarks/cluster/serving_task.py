@@ -6,13 +6,14 @@ controller in distributed_all_reduce) push their index into this task's
 on success and on failure. The task exits:
   * with 0 as soon as every client said it is done;
   * with 1 once every client that has not said so is gone (its server
-    refused connections twice in a row: it crashed or was killed) or
-    never appeared within --startup_timeout;
-  * with 4 (unreachable) when, of those, some answered nothing at all for
-    as long as a worker waits for a step (ClusterRole.step_deadline_seconds:
-    --stall_timeout + --stall_shutdown_timeout + a margin): a network
-    partition, not a crash. A partition that heals sooner costs nothing:
-    the workers wait that long too, and the run goes on.
+    refused connections twice in a row: it crashed or was killed);
+  * with 4 (unreachable) when, of those, some never appeared within
+    --startup_timeout (as a worker whose peer never came), or answered
+    nothing at all for as long as a worker waits for a step
+    (ClusterRole.step_deadline_seconds: --stall_timeout +
+    --stall_shutdown_timeout + a margin): a network partition, not a
+    crash. A partition that heals sooner costs nothing: the workers wait
+    that long too, and the run goes on.
 so, unlike the original's ps, it never has to be killed by hand, and it
 never leaves while a live client may still need it.
 
@@ -76,8 +77,10 @@ class ClientWatch:
     now = time.monotonic()
     if label not in self.last_seen:
       if now - self.started > self.startup_timeout:
-        return endings.FAILED, ('never appeared within %.0f s '
-                                '(--startup_timeout)' % self.startup_timeout)
+        # As a worker whose peer never came: unreachable (exit 4).
+        return endings.UNREACHABLE, (
+            'never appeared within %.0f s (--startup_timeout)' %
+            self.startup_timeout)
       return None
     if self.refusals.gone(label):
       return endings.FAILED, ('refuses connections at %s (its process is '
@@ -85,8 +88,9 @@ class ClientWatch:
     silent_for = now - self.last_seen[label]
     if (self.unreachable_after is not None and
         silent_for > self.unreachable_after):
-      return endings.UNREACHABLE, 'unreachable for %.0f s at %s (%s)' % (
-          silent_for, self.clients[label], self.reasons.get(label))
+      return endings.UNREACHABLE, 'unreachable for %.0f s at %s (%s): %s' % (
+          silent_for, self.clients[label], self.reasons.get(label),
+          peer_failures.PARTITION_WORDS)
     return None
 
 
@@ -99,9 +103,8 @@ def leaving_words(lost):
                       for label, (_, why) in sorted(lost.items()))
   if unreachable:
     return exit_codes.UNREACHABLE, (
-        'exiting: %s unreachable: %s; waited as long as a worker waits for '
-        'a step (%s)' % (', '.join(unreachable), peer_failures.PARTITION_WORDS,
-                       details))
+        'exiting: %s unreachable; waited as long as a worker would (%s)' % (
+            ', '.join(unreachable), details))
   return exit_codes.RUN_FAILED, 'exiting: %s left without saying done (%s)' % (
       ', '.join(sorted(lost)), details)
 

@@ -39,10 +39,13 @@ import tempfile
 import threading
 import time
 
+from tf_cnn_benchmarks.liveness import watchdog
+
 # Starts every line the guard (not the task) prints; the task never does.
 MARK = '@@tf_cnn_benchmarks '
-# SIGTERM, then this long, then SIGKILL (as the local launcher does).
-KILL_GRACE_SECONDS = 5.0
+# SIGTERM, then this long (the task's own bound to end and record it),
+# then SIGKILL.
+KILL_GRACE_SECONDS = watchdog.SIGNALLED_EXIT_SECONDS
 
 
 _out_lock = threading.Lock()

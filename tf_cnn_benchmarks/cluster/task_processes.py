@@ -27,9 +27,11 @@ from tf_cnn_benchmarks import tf_config
 from tf_cnn_benchmarks.cluster import launch_summary
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import ssh_remote
+from tf_cnn_benchmarks.liveness import watchdog
 
-# SIGTERM, then this long, then SIGKILL.
-KILL_GRACE_SECONDS = 5.0
+# SIGTERM, then this long (the task's own bound to end and record it),
+# then SIGKILL.
+KILL_GRACE_SECONDS = watchdog.SIGNALLED_EXIT_SECONDS
 # A remote task's ssh channel closes this much later than the task ends.
 REMOTE_EXTRA_GRACE_SECONDS = 10.0
 # A remote task whose ssh channel ended without its exit status exits with

@@ -26,11 +26,19 @@ from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.liveness import activity
 from tf_cnn_benchmarks.liveness import endings
 from tf_cnn_benchmarks.liveness import phases
+from tf_cnn_benchmarks.liveness import run_exit
 from tf_cnn_benchmarks.liveness import stop_request
 
 TICK_SECONDS = 1.0
 # A signal the main thread has not acted on in this long is acted on here.
 SIGNAL_GRACE_SECONDS = 2.0
+# A run sent SIGINT/SIGTERM has ended within this long, whatever it was
+# doing: the main thread's grace, a tick, the goodbyes to its peers, and a
+# margin to write the record on a loaded machine. Whoever stops a run
+# (the launcher, the ssh guard) waits this long before SIGKILL, which
+# would leave no record.
+SIGNALLED_EXIT_SECONDS = (SIGNAL_GRACE_SECONDS + TICK_SECONDS +
+                          run_exit.LEAVING_SECONDS + 4.0)
 
 
 class Watchdog:
