@@ -13,10 +13,17 @@ Read from one environment variable, which no user sets by accident:
   slow:worker2:step1:x3 from its step 1 on, worker2 sleeps before each
                         step so that its steps take 3x as long as its
                         own session.run (a straggler: alive, slow, in
-                        every synchronous step). F defaults to 3.
+                        every synchronous step). F defaults to 3;
+  slow_compute:worker2:step1:x3
+                        the same slowness INSIDE the step: an op of
+                        worker2's step graph, after its gradients are
+                        computed and before it hands them over, sleeps
+                        (F - 1) x the time the run took to get there, so
+                        worker2 computes 3x slower (a slower machine).
 
 Only the task named is affected; every other task ignores the variable.
-Nothing but runtime.ClusterRuntime.run_step consults this module.
+Nothing but runtime.ClusterRuntime (its wire_graph and run_step) consults
+this module.
 """
 
 import dataclasses
@@ -26,9 +33,12 @@ import time
 from typing import Optional
 
 ENV = 'TF_CNN_BENCHMARKS_TEST_FAULT'
-KINDS = ('stall', 'oom', 'slow')
+KINDS = ('stall', 'oom', 'slow', 'slow_compute')
 _SPEC = re.compile(r'^(%s):(\w+?\d+):step(\d+)(?::x([0-9.]+))?$' %
                    '|'.join(KINDS))
+
+
+_SLOW = ('slow', 'slow_compute')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +51,7 @@ class Fault:
   def describe(self):
     return 'injected by %s=%s:%s:step%d%s (test only)' % (
         ENV, self.kind, self.task, self.step,
-        ':x%g' % self.factor if self.kind == 'slow' else '')
+        ':x%g' % self.factor if self.kind in _SLOW else '')
 
 
 def planned_for(task_name, environ=None) -> Optional[Fault]:
@@ -66,6 +76,9 @@ def before_step(fault, step, say):
   """
   if fault is not None and fault.kind == 'slow' and step >= fault.step:
     _slow_down(fault, step)
+  if fault is not None and fault.kind == 'slow_compute':
+    # Read by the step's own pause op (in_step_graph).
+    _compute['began'] = time.monotonic() if step >= fault.step else None
   if fault is None or step != fault.step:
     return
   if fault.kind == 'stall':
@@ -93,3 +106,38 @@ def _slow_down(fault, step):
   pause = max(0.0, (fault.factor - 1) * own)
   time.sleep(pause)
   _previous_step.update(began=now, slept=pause)
+
+
+# slow_compute: when the current step's session.run began (None: not slowed).
+_compute = {'began': None}
+
+
+def in_step_graph(fault, handed_over, device):
+  """Builds a slow_compute ``fault`` into this task's step graph: a pause
+  op on ``device`` after everything the ``handed_over`` ops (the step's
+  hand-over of gradients, see variable managers) consume, and before them.
+  No-op for every other fault."""
+  if fault is None or fault.kind != 'slow_compute':
+    return
+  if not handed_over:
+    raise ValueError(
+        '%s=%s: slow_compute needs a step that hands gradients over before '
+        'waiting (synchronous parameter_server or distributed_replicated); '
+        'use slow for the other modes.' % (ENV, fault.describe()))
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  def pause():
+    began = _compute['began']
+    slept = 0.0
+    if began is not None:
+      slept = (fault.factor - 1) * (time.monotonic() - began)
+      time.sleep(slept)
+    return slept
+
+  computed = [t.op for op in handed_over for t in op.inputs]
+  with tf.compat.v1.device(device), tf.control_dependencies(computed):
+    paused = tf.py_function(pause, [], tf.float64, name='test_fault_pause')
+  for op in handed_over:
+    # The gradients exist before this is built; a control input is the
+    # one way to put the pause between them and their hand-over.
+    op._add_control_input(paused.op)  # pylint: disable=protected-access

@@ -93,8 +93,8 @@ class StragglerWatch:
     if len(running) < 2:
       return
     if self.lockstep:
-      newest = max(snapshot.started[i] for i in running)
-      reading = tuple(snapshot.started[i] < newest if i in running else None
+      holding = snapshot.holding()
+      reading = tuple(i in holding if i in running else None
                       for i in range(len(self.labels)))
     else:
       reading = tuple(snapshot.completed[i] if i in running else None

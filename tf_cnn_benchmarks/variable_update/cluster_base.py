@@ -50,6 +50,9 @@ class PsPlacer:
 class ClusterManagerMixin:
   """Mixed into the cluster managers (before their VariableManager base)."""
 
+  # The cross-worker synchronisation (init_ps_placement_and_sync).
+  sync = None
+
   @property
   def role(self):
     return self.rc.cluster
@@ -73,6 +76,13 @@ class ClusterManagerMixin:
       self.sync = sync_replicas.SyncReplicas(
           self.role.num_workers, self.role.task_index, self.role.is_chief,
           self.worker_device, self.rc.param_device)
+
+  def gradients_handed_over(self):
+    """Ops of the step after which this worker's gradients are with the
+    other workers and it only waits for theirs (the progress board counts
+    them: cluster/progress_board.py). Empty when a step has no such point
+    inside it: asynchronous, or one graph, or collectives."""
+    return list(self.sync.handed_over) if self.sync is not None else []
 
   def cluster_start(self, global_step):
     """What this mode needs at start (base.ClusterStart); built last, as

@@ -50,6 +50,9 @@ class SyncReplicas:
           collections=[tf1.GraphKeys.LOCAL_VARIABLES])
     self._accumulators = []
     self._global_step = None
+    # This worker's contributions of a step (apply builds them): after
+    # them its gradients are with the others and it only waits.
+    self.handed_over = []
 
   def apply(self, grads_and_vars, optimizer, global_step):
     """The train op: contribute, (chief: aggregate and apply), wait."""
@@ -66,6 +69,7 @@ class SyncReplicas:
       contributions.append(accumulator.apply_grad(
           grad, local_step=self.local_step.read_value()))
       pairs.append((accumulator, var))
+    self.handed_over = contributions
     own_queue = _token_queue(self.token_device, self.task_index)
     before_wait = contributions
     if self.is_chief:
