@@ -1,5 +1,7 @@
 """The chief names a straggler (cluster/stragglers.py): a worker alive but
-slower than the others, slowed for real by the 'slow' test fault.
+slower than the others, slowed for real by the 'slow' test fault (between
+steps) and the 'slow_compute' one (inside the step, before its gradients
+are handed over).
 
 The judge first, on board readings made up here; then real clusters.
 """
@@ -21,9 +23,9 @@ def _watch(lockstep=True):
   return watch, said
 
 
-def _snapshot(started, completed):
+def _snapshot(started, completed, pushed=()):
   return progress_board.Snapshot(tuple(started), tuple(completed),
-                                 (None,) * len(started))
+                                 (None,) * len(started), tuple(pushed))
 
 
 def _feed_lockstep(watch, readings, lag_of_worker2):
@@ -54,6 +56,38 @@ def test_sync_small_lags_name_nobody():
   assert not said and not watch.reported()
 
 
+def _feed_slow_compute(watch, readings, still_computing):
+  """Sync readings where everyone enters each step together, and worker2
+  is still computing (the others pushed their gradients and wait) in
+  ``still_computing`` of every 4 readings; in the others, nobody has
+  pushed yet, or everybody has."""
+  for n in range(1, readings + 1):
+    phase = n % 4
+    if phase < still_computing:
+      pushed = [n + 1, n + 1, n]
+    else:
+      pushed = [n + 1] * 3 if phase % 2 else [n] * 3
+    watch.take(_snapshot([n + 1] * 3, [n] * 3, pushed), float(n))
+
+
+def test_sync_worker_computing_while_others_wait_is_named():
+  watch, said = _watch()
+  _feed_slow_compute(watch, 100, 3)  # holds the step 3/4: 4x
+  assert [s['task'] for s in watch.reported()] == ['worker2']
+  assert watch.reported()[0]['slowdown'] == pytest.approx(4.0, rel=0.1)
+  assert len([line for line, _ in said if line]) == 1
+
+
+def test_computing_while_nobody_has_pushed_names_nobody():
+  """Inside a step before anyone pushed, nobody waits for anybody; and a
+  board without "pushed" counts (collective modes) judges by entering."""
+  watch, said = _watch()
+  _feed_slow_compute(watch, 100, 0)
+  for n in range(101, 201):
+    watch.take(_snapshot([n + 1] * 3, [n] * 3, [0] * 3), float(n))
+  assert not said and not watch.reported()
+
+
 def test_a_stalled_cluster_is_not_a_straggler():
   """Readings without progress are the stall detector's, not counted."""
   watch, said = _watch()
@@ -73,11 +107,11 @@ def test_async_slow_rate_is_named_with_the_rate_ratio():
 
 # -- real clusters: 1 ps + 3 synchronous parameter_server workers
 
-def _run_cluster(tmp_path, num_batches, fault=None):
+def _run_cluster(tmp_path, num_batches, fault=None, **overrides):
   env = {helpers.FAULT_ENV: fault} if fault else None
   process, log = helpers.launch_in_background(
       tmp_path, workers=3, ps=1, env=env, num_batches=num_batches,
-      display_every=100, num_warmup_batches=1)
+      display_every=100, num_warmup_batches=1, **overrides)
   try:
     code = process.wait(timeout=400)
   finally:
@@ -87,12 +121,7 @@ def _run_cluster(tmp_path, num_batches, fault=None):
   return output, helpers.records(str(tmp_path))
 
 
-@pytest.mark.cluster
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_chief_names_a_worker_slowed_three_times(tmp_path):
-  # ~25 s of training at the slowed pace: over a window of readings.
-  output, recs = _run_cluster(tmp_path, 500, 'slow:worker2:step1:x3')
+def _assert_only_worker2_named(output, recs):
   named = [l for l in helpers.task_lines(output, 'worker0')
            if l.startswith('Straggler: ')]
   assert named and named[0].startswith('Straggler: worker2 is '), output
@@ -106,6 +135,28 @@ def test_chief_names_a_worker_slowed_three_times(tmp_path):
   # Only the chief judges; nothing is a failure.
   assert not recs['worker1']['stragglers']
   assert all(r['status'] == 'ok' for r in recs.values())
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_chief_names_a_worker_slowed_three_times(tmp_path):
+  # ~25 s of training at the slowed pace: over a window of readings.
+  _assert_only_worker2_named(
+      *_run_cluster(tmp_path, 500, 'slow:worker2:step1:x3'))
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize('mode', ['parameter_server',
+                                  'distributed_replicated'])
+def test_chief_names_a_worker_computing_three_times_slower(tmp_path, mode):
+  """The slowness is inside worker2's session.run: it enters every step
+  with the others, who push their gradients and wait for its. (~2x the
+  clean run's step time on loopback: ~40 s, over a window of readings.)"""
+  _assert_only_worker2_named(*_run_cluster(
+      tmp_path, 800, 'slow_compute:worker2:step1:x3', variable_update=mode))
 
 
 @pytest.mark.cluster

@@ -74,11 +74,8 @@ def before_step(fault, step, say):
   ``say(text)`` tells the watchdog what this task is doing, so its stall
   report names the injected stall.
   """
-  if fault is not None and fault.kind == 'slow' and step >= fault.step:
+  if fault is not None and fault.kind in _SLOW and step >= fault.step:
     _slow_down(fault, step)
-  if fault is not None and fault.kind == 'slow_compute':
-    # Read by the step's own pause op (in_step_graph).
-    _compute['began'] = time.monotonic() if step >= fault.step else None
   if fault is None or step != fault.step:
     return
   if fault.kind == 'stall':
@@ -93,46 +90,46 @@ def before_step(fault, step, say):
         'on %s by allocator cpu (%s)' % (fault.task, fault.describe()))
 
 
-# slow: when the previous step began, and how long this task slept then.
+# slow, slow_compute: when the previous step began, and how long this task
+# slept in it; slow_compute: the pause the current step's pause op sleeps.
 _previous_step = {}
+_compute = {'pause': 0.0}
 
 
 def _slow_down(fault, step):
   """Sleeps (F - 1) x the previous step's own time: the time since it began
-  less the sleep before it (the session.run and the loop around it)."""
+  less the sleep in it (the session.run and the loop around it), before the
+  step (slow) or inside it (slow_compute: the step's pause op does)."""
   now = time.monotonic()
   began, slept = _previous_step.get('began'), _previous_step.get('slept', 0)
   own = (now - began - slept) if began is not None and step > 1 else 0.0
   pause = max(0.0, (fault.factor - 1) * own)
-  time.sleep(pause)
+  if fault.kind == 'slow':
+    time.sleep(pause)
+  else:
+    _compute['pause'] = pause
   _previous_step.update(began=now, slept=pause)
-
-
-# slow_compute: when the current step's session.run began (None: not slowed).
-_compute = {'began': None}
 
 
 def in_step_graph(fault, handed_over, device):
   """Builds a slow_compute ``fault`` into this task's step graph: a pause
   op on ``device`` after everything the ``handed_over`` ops (the step's
-  hand-over of gradients, see variable managers) consume, and before them.
-  No-op for every other fault."""
+  hand-over of its gradients, from the variable manager) consume, and
+  before them, so the pause is part of the worker's compute. No-op for
+  every other fault."""
   if fault is None or fault.kind != 'slow_compute':
     return
   if not handed_over:
     raise ValueError(
-        '%s=%s: slow_compute needs a step that hands gradients over before '
-        'waiting (synchronous parameter_server or distributed_replicated); '
-        'use slow for the other modes.' % (ENV, fault.describe()))
+        '%s: slow_compute needs a step that hands its gradients over before '
+        'waiting for the other workers (synchronous parameter_server or '
+        'distributed_replicated); use slow in the other modes.' %
+        fault.describe())
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
   def pause():
-    began = _compute['began']
-    slept = 0.0
-    if began is not None:
-      slept = (fault.factor - 1) * (time.monotonic() - began)
-      time.sleep(slept)
-    return slept
+    time.sleep(_compute['pause'])
+    return _compute['pause']
 
   computed = [t.op for op in handed_over for t in op.inputs]
   with tf.compat.v1.device(device), tf.control_dependencies(computed):
