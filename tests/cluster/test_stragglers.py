@@ -23,9 +23,10 @@ def _watch(lockstep=True):
   return watch, said
 
 
-def _snapshot(started, completed, pushed=()):
+def _snapshot(started, completed, compute_seconds=()):
   return progress_board.Snapshot(tuple(started), tuple(completed),
-                                 (None,) * len(started), tuple(pushed))
+                                 (None,) * len(started),
+                                 tuple(compute_seconds))
 
 
 def _feed_lockstep(watch, readings, lag_of_worker2):
@@ -56,36 +57,30 @@ def test_sync_small_lags_name_nobody():
   assert not said and not watch.reported()
 
 
-def _feed_slow_compute(watch, readings, still_computing):
-  """Sync readings where everyone enters each step together, and worker2
-  is still computing (the others pushed their gradients and wait) in
-  ``still_computing`` of every 4 readings; in the others, nobody has
-  pushed yet, or everybody has."""
+def _feed_compute(watch, readings, seconds_per_step):
+  """Sync readings where everyone enters each step together (nobody lags),
+  each worker's steps computing ``seconds_per_step[i]`` before it hands
+  its gradients over."""
   for n in range(1, readings + 1):
-    phase = n % 4
-    if phase < still_computing:
-      pushed = [n + 1, n + 1, n]
-    else:
-      pushed = [n + 1] * 3 if phase % 2 else [n] * 3
-    watch.take(_snapshot([n + 1] * 3, [n] * 3, pushed), float(n))
+    compute = [n * s for s in seconds_per_step]
+    watch.take(_snapshot([n + 1] * 3, [n] * 3, compute), float(n))
 
 
-def test_sync_worker_computing_while_others_wait_is_named():
+def test_sync_worker_computing_slower_is_named_with_the_compute_ratio():
   watch, said = _watch()
-  _feed_slow_compute(watch, 100, 3)  # holds the step 3/4: 4x
+  _feed_compute(watch, 100, [0.010, 0.012, 0.033])
   assert [s['task'] for s in watch.reported()] == ['worker2']
-  assert watch.reported()[0]['slowdown'] == pytest.approx(4.0, rel=0.1)
+  # 0.033 s over the median of the others' 0.011 s.
+  assert watch.reported()[0]['slowdown'] == pytest.approx(3.0, rel=0.05)
   assert len([line for line, _ in said if line]) == 1
 
 
-def test_computing_while_nobody_has_pushed_names_nobody():
-  """Inside a step before anyone pushed, nobody waits for anybody; and a
-  board without "pushed" counts (collective modes) judges by entering."""
-  watch, said = _watch()
-  _feed_slow_compute(watch, 100, 0)
-  for n in range(101, 201):
-    watch.take(_snapshot([n + 1] * 3, [n] * 3, [0] * 3), float(n))
-  assert not said and not watch.reported()
+def test_compute_times_within_the_threshold_name_nobody():
+  """Nor does a board whose steps time nothing (collective modes)."""
+  for seconds_per_step in ([0.010, 0.012, 0.019], [0.0, 0.0, 0.0]):
+    watch, said = _watch()
+    _feed_compute(watch, 100, seconds_per_step)
+    assert not said and not watch.reported()
 
 
 def test_a_stalled_cluster_is_not_a_straggler():

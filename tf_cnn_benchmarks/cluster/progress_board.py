@@ -5,9 +5,10 @@ is no ps; the controller itself in distributed_all_reduce), one entry per
 client (training task):
 
   steps_started[i]    steps client i has entered;
-  steps_pushed[i]     steps whose gradients client i has handed over
-                      to the others (pushed to the ps) and is waiting
-                      for theirs; only in the modes whose step does that
+  compute_seconds[i]  seconds client i's steps spent before handing its
+                      gradients over to the others (pushed to the ps),
+                      summed: its own work, not the wait for theirs;
+                      only in the modes whose step has that point
                       (synchronous parameter_server and
                       distributed_replicated), else it stays 0;
   steps_completed[i]  steps client i has completed;
@@ -16,10 +17,11 @@ client (training task):
 
 Both counters are bumped by the step's own session.run: "started" as the
 run begins, "completed" after the step op (a control dependency), so a
-completed step is a step that really completed. "pushed" is bumped by the
-same run too, after the ops that hand this client's gradients over
-(variable manager's ``gradients_handed_over``) but not after the wait
-for the others: started >= pushed >= completed. (In collective_all_reduce
+completed step is a step that really completed. "compute_seconds" grows
+in the same run too, by the time from the run's start to the ops that hand
+this client's gradients over (variable manager's
+``gradients_handed_over``), read by two timestamps on the client itself
+(no clocks compared across hosts). (In collective_all_reduce
 a step must not reach into another worker's task (TensorFlow aborts the
 collectives there when the step is cleaned up), so the counters are
 bumped by small runs just before and just after the step instead: still
@@ -31,8 +33,8 @@ board, and the board only moves when steps finish.
 A client between steps has started == completed; one inside a step has
 started == completed + 1. In a synchronous cluster the client whose
 "started" is behind the others' is the one the others are waiting for;
-so is, once another client has pushed the newest step, a client inside
-it that has not (it is still computing: ``holding``).
+a client inside the step whose compute is slower makes them wait as
+well, which only its compute_seconds show.
 """
 
 import dataclasses
@@ -48,7 +50,7 @@ tf1 = tf.compat.v1
 
 STARTED_NAME = 'cluster_steps_started'
 COMPLETED_NAME = 'cluster_steps_completed'
-PUSHED_NAME = 'cluster_steps_pushed'
+COMPUTE_NAME = 'cluster_compute_seconds'
 NOTES_NAME = 'cluster_exit_notes'
 
 @dataclasses.dataclass(frozen=True)
@@ -57,8 +59,8 @@ class Snapshot:
   started: Tuple[int, ...]
   completed: Tuple[int, ...]
   notes: Tuple[Optional[dict], ...]
-  # Empty: a reading made without the "pushed" counts.
-  pushed: Tuple[int, ...] = ()
+  # Empty: a reading made without them.
+  compute_seconds: Tuple[float, ...] = ()
 
   def in_step(self, i):
     return self.started[i] > self.completed[i]
@@ -73,19 +75,6 @@ class Snapshot:
       return []
     newest = max(self.started[i] for i in running)
     return [i for i in running if self.started[i] < newest]
-
-  def holding(self):
-    """Clients the newest step waits for: those behind, and, once one
-    client has pushed its gradients of that step, those inside it that
-    have not (still computing while the others wait for them)."""
-    running = [i for i in range(len(self.started)) if not self.left(i)]
-    if not running:
-      return []
-    newest = max(self.started[i] for i in running)
-    pushed = self.pushed or (0,) * len(self.started)
-    someone_pushed = newest > 0 and any(pushed[i] >= newest for i in running)
-    return [i for i in running if self.started[i] < newest or
-            (someone_pushed and pushed[i] < newest)]
 
 
 def _note(raw):
@@ -120,13 +109,13 @@ class ProgressBoard:
           tf.zeros([num_clients], tf.int64), STARTED_NAME)
       self.completed = chief_initialised_vector(
           tf.zeros([num_clients], tf.int64), COMPLETED_NAME)
-      self.pushed = chief_initialised_vector(
-          tf.zeros([num_clients], tf.int64), PUSHED_NAME)
+      self.compute_seconds = chief_initialised_vector(
+          tf.zeros([num_clients], tf.float64), COMPUTE_NAME)
       self.notes = chief_initialised_vector(tf.fill([num_clients], ''),
                                             NOTES_NAME)
       self._read = [tf.identity(v.read_value())
                     for v in (self.started, self.completed, self.notes,
-                              self.pushed)]
+                              self.compute_seconds)]
       self._exists = tf1.is_variable_initialized(self.notes)
       self._note_text = tf1.placeholder(tf.string, [], name='exit_note')
       self._note_index = tf1.placeholder(tf.int32, [], name='exit_note_index')
@@ -140,25 +129,31 @@ class ProgressBoard:
     self.initializer = tf.group(self.started.initializer,
                                 self.completed.initializer,
                                 self.notes.initializer,
-                                self.pushed.initializer)
+                                self.compute_seconds.initializer)
 
-  def counted_step(self, step_op, handed_over=()):
+  def counted_step(self, step_op, handed_over=(), own_device=None):
     """``step_op`` plus this client's board updates, for one run.
 
     ``handed_over``: the ops of ``step_op`` after which this client's
     gradients are with the others, before it waits for theirs (empty: the
-    step has no such point, and "pushed" is not counted). One more
-    scatter_add on the board's host, in the same run: no round trip.
+    step has no such point, and compute_seconds stays 0); the timestamps
+    around them are taken on ``own_device``. One more scatter_add on the
+    board's host, in the same run: no round trip.
     """
+    before_completed = [step_op]
+    if handed_over:
+      with tf1.device(own_device):
+        # No inputs: it runs as the step's run begins.
+        began = tf.timestamp()
+        with tf.control_dependencies(handed_over):
+          computed = tf.timestamp() - began
+      with tf1.device(self.device):
+        before_completed.append(tf1.scatter_add(
+            self.compute_seconds, [self.index], tf.reshape(computed, [1])))
     with tf1.device(self.device):
       one = tf.constant([1], tf.int64)
       started = tf1.scatter_add(self.started, [self.index], one)
-      before_completed = [step_op, started]
-      if handed_over:
-        with tf.control_dependencies(list(handed_over) + [started]):
-          before_completed.append(
-              tf1.scatter_add(self.pushed, [self.index], one))
-      with tf.control_dependencies(before_completed):
+      with tf.control_dependencies(before_completed + [started]):
         completed = tf1.scatter_add(self.completed, [self.index], one)
     return tf.group(completed, name='counted_step')
 
@@ -171,12 +166,12 @@ class ProgressBoard:
     sess.run(self._complete, options=deadlines.bounded(timeout_ms))
 
   def read(self, sess, timeout_ms):
-    started, completed, notes, pushed = sess.run(
+    started, completed, notes, compute = sess.run(
         self._read, options=deadlines.bounded(timeout_ms))
     return Snapshot(tuple(int(s) for s in started),
                     tuple(int(c) for c in completed),
                     tuple(_note(n) for n in notes),
-                    tuple(int(p) for p in pushed))
+                    tuple(float(c) for c in compute))
 
   def exists(self, sess, timeout_ms):
     return bool(sess.run(self._exists, options=deadlines.bounded(timeout_ms)))

@@ -107,12 +107,12 @@ class ClusterRuntime:
     # Collective steps must not reach into the board's task
     # (progress_board.py): their progress is published by separate runs.
     self._board_in_step = not variable_manager.mode.uses_collectives
-    # When this worker's gradients are handed over, for the board's
-    # "pushed" count (empty in the modes whose step has no such point).
+    # When this worker's gradients are handed over: the board times its
+    # compute up to there (empty in the modes whose step has no such point).
     handed_over = variable_manager.gradients_handed_over()
-    fault_injection.in_step_graph(self._fault, handed_over,
-                                  self.role.device + '/device:CPU:0')
-    return self.board.counted_step(step_op, handed_over) \
+    own_device = self.role.device + '/device:CPU:0'
+    fault_injection.in_step_graph(self._fault, handed_over, own_device)
+    return self.board.counted_step(step_op, handed_over, own_device) \
         if self._board_in_step else step_op
 
   # -- the run

@@ -5,18 +5,33 @@ The chief's watchdog reads the progress board once a second anyway
 its own. What distinguishes a slow worker:
 
 * Synchronous training: every worker's step counts advance together, at
-  the slowest worker's pace, so rates say nothing. What differs is when
-  each enters the next step: the others enter it at once and wait inside
-  it for the straggler, which is still between steps (its ``started`` lags
-  the newest step). Measured on a loopback cluster (1 ps, 3 workers,
-  worker2 slowed 3x): worker2 lagged in ~3/4 of the readings, the others
-  in none. If worker i lags in a fraction f of the readings, the cluster
-  spends that fraction of its time waiting for it: its steps take
-  1 / (1 - f) as long as they would without it. That is its slowdown,
-  taken relative to the median of the others'. A worker whose slowness is
-  inside its own step (slow compute) enters steps with the others; in a
-  synchronous cluster the board cannot tell it from the workers waiting
-  for it, so it is not named.
+  the slowest worker's pace, so rates say nothing. Two things differ:
+  - Slowness between steps (the worker's own loop, a host that schedules
+    it late): the others enter the next step at once and wait inside it
+    for the straggler, which is still between steps (its ``started`` lags
+    the newest step). Measured on a loopback cluster (1 ps, 3 workers,
+    worker2 slowed 3x by the 'slow' test fault): worker2 lagged in ~3/4 of
+    the readings, the others in none. If worker i lags in a fraction f of
+    the readings, the cluster spends that fraction of its time waiting for
+    it: its steps take 1 / (1 - f) as long as they would without it.
+  - Slowness inside the step (slow compute: a slower machine, a noisy
+    neighbour): the worker enters each step with the others, and started
+    and completed cannot tell it from the workers waiting for it. The
+    board's ``compute_seconds`` can: each step adds the time from its
+    run's start to this worker's hand-over of its gradients (in the same
+    run: no extra call), so seconds per step is each worker's own compute,
+    without the wait for the others. (Sampling who is still computing at
+    each reading was tried first: the chief's readings come late when its
+    own process is busy computing, so they over-sampled the wait and put
+    a 2x slower worker at 8-18x.) Only the modes whose step hands
+    gradients over before waiting time it: synchronous parameter_server
+    and distributed_replicated (with --variable_consistency=relaxed the
+    hand-over comes first, and a slow compute shows as a lag instead). In
+    collective_all_reduce the all-reduce is the wait, with no hand-over
+    point, so only the lag is judged; distributed_all_reduce has one
+    client and nobody to compare.
+  A worker's slowdown is the larger of the two, each relative to the
+  median of the other workers'.
 * Asynchronous training: each worker steps at its own rate; the slowdown
   is the median of the others' rates over its own.
 
@@ -72,8 +87,9 @@ class StragglerWatch:
     self.labels = list(labels)
     self.lockstep = lockstep
     self._report = report
-    # One entry per reading that saw progress: per client, a lag flag
-    # (lockstep) or its completed count (asynchronous); None: left.
+    # One entry per reading that saw progress: per client (None: left),
+    # (has it not entered the newest step, steps completed, compute
+    # seconds so far).
     self._readings = collections.deque(maxlen=_HISTORY)
     self._times = collections.deque(maxlen=_HISTORY)
     self._count = 0  # readings taken, ever
@@ -92,13 +108,11 @@ class StragglerWatch:
     running = [i for i in range(len(self.labels)) if not snapshot.left(i)]
     if len(running) < 2:
       return
-    if self.lockstep:
-      holding = snapshot.holding()
-      reading = tuple(i in holding if i in running else None
-                      for i in range(len(self.labels)))
-    else:
-      reading = tuple(snapshot.completed[i] if i in running else None
-                      for i in range(len(self.labels)))
+    newest = max(snapshot.started[i] for i in running)
+    compute = snapshot.compute_seconds or (0.0,) * len(self.labels)
+    reading = tuple(
+        (snapshot.started[i] < newest, snapshot.completed[i], compute[i])
+        if i in running else None for i in range(len(self.labels)))
     self._readings.append(reading)
     self._times.append(now)
     self._count += 1
@@ -111,24 +125,30 @@ class StragglerWatch:
     start = max(0, len(self._readings) - (self._count - first))
     readings = list(self._readings)[start:]
     times = list(self._times)[start:]
-    costs = {}
+    # Each measure: {client index: its cost}, compared with the others'.
+    lag_costs, compute_costs, rate_costs = {}, {}, {}
     for i in range(len(self.labels)):
       column = [r[i] for r in readings]
       if any(c is None for c in column) or len(column) < 2:
         continue
-      if self.lockstep:
-        lag = min(sum(column) / len(column), _MAX_LAG_FRACTION)
-        costs[i] = 1 / (1 - lag)
-      else:
-        steps = column[-1] - column[0]
-        if steps <= 0:
-          continue  # not moving: a stall, not a straggler
-        costs[i] = (times[-1] - times[0]) / steps
+      lagging, completed, compute = zip(*column)
+      steps = completed[-1] - completed[0]
+      if steps <= 0:
+        continue  # not moving: a stall, not a straggler
+      if not self.lockstep:
+        rate_costs[i] = (times[-1] - times[0]) / steps
+        continue
+      lag = min(sum(lagging) / len(lagging), _MAX_LAG_FRACTION)
+      lag_costs[i] = 1 / (1 - lag)
+      if compute[-1] > compute[0]:  # the step times its compute
+        compute_costs[i] = (compute[-1] - compute[0]) / steps
     slowdowns = {}
-    for i, cost in costs.items():
-      others = [c for j, c in costs.items() if j != i]
-      if others:
-        slowdowns[i] = cost / statistics.median(others)
+    for costs in (lag_costs, compute_costs, rate_costs):
+      for i, cost in costs.items():
+        others = [c for j, c in costs.items() if j != i]
+        if others:
+          slowdowns[i] = max(slowdowns.get(i, 0.0),
+                             cost / statistics.median(others))
     return slowdowns
 
   def _judge(self, snapshot):
