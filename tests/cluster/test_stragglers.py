@@ -149,9 +149,9 @@ def test_chief_names_a_worker_slowed_three_times(tmp_path):
 def test_chief_names_a_worker_computing_three_times_slower(tmp_path, mode):
   """The slowness is inside worker2's session.run: it enters every step
   with the others, who push their gradients and wait for its. (~2x the
-  clean run's step time on loopback: ~40 s, over a window of readings.)"""
+  clean run's step time on loopback: ~50 s, over a window of readings.)"""
   _assert_only_worker2_named(*_run_cluster(
-      tmp_path, 800, 'slow_compute:worker2:step1:x3', variable_update=mode))
+      tmp_path, 1000, 'slow_compute:worker2:step1:x3', variable_update=mode))
 
 
 @pytest.mark.cluster

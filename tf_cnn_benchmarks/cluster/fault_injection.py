@@ -74,8 +74,11 @@ def before_step(fault, step, say):
   ``say(text)`` tells the watchdog what this task is doing, so its stall
   report names the injected stall.
   """
-  if fault is not None and fault.kind in _SLOW and step >= fault.step:
+  if fault is not None and fault.kind == 'slow' and step >= fault.step:
     _slow_down(fault, step)
+  if fault is not None and fault.kind == 'slow_compute':
+    # Read by the step's own pause op (in_step_graph).
+    _compute['began'] = time.monotonic() if step >= fault.step else None
   if fault is None or step != fault.step:
     return
   if fault.kind == 'stall':
@@ -90,24 +93,20 @@ def before_step(fault, step, say):
         'on %s by allocator cpu (%s)' % (fault.task, fault.describe()))
 
 
-# slow, slow_compute: when the previous step began, and how long this task
-# slept in it; slow_compute: the pause the current step's pause op sleeps.
+# slow: when the previous step began, and how long this task slept then.
 _previous_step = {}
-_compute = {'pause': 0.0}
+# slow_compute: when the current step's run began (None: not slowed).
+_compute = {'began': None}
 
 
 def _slow_down(fault, step):
   """Sleeps (F - 1) x the previous step's own time: the time since it began
-  less the sleep in it (the session.run and the loop around it), before the
-  step (slow) or inside it (slow_compute: the step's pause op does)."""
+  less the sleep before it (the session.run and the loop around it)."""
   now = time.monotonic()
   began, slept = _previous_step.get('began'), _previous_step.get('slept', 0)
   own = (now - began - slept) if began is not None and step > 1 else 0.0
   pause = max(0.0, (fault.factor - 1) * own)
-  if fault.kind == 'slow':
-    time.sleep(pause)
-  else:
-    _compute['pause'] = pause
+  time.sleep(pause)
   _previous_step.update(began=now, slept=pause)
 
 
@@ -128,8 +127,12 @@ def in_step_graph(fault, handed_over, device):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
   def pause():
-    time.sleep(_compute['pause'])
-    return _compute['pause']
+    # (F - 1) x the time this run took to compute its gradients.
+    began = _compute['began']
+    slept = 0.0 if began is None else (fault.factor - 1) * (
+        time.monotonic() - began)
+    time.sleep(slept)
+    return slept
 
   computed = [t.op for op in handed_over for t in op.inputs]
   with tf.compat.v1.device(device), tf.control_dependencies(computed):
