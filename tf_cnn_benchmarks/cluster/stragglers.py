@@ -20,13 +20,15 @@ its own. What distinguishes a slow worker:
     board's ``compute_seconds`` can: each step adds the time from its
     run's start to this worker's hand-over of its gradients (in the same
     run: no extra call), so seconds per step is each worker's own compute,
-    without the wait for the others. (Sampling who is still computing at
-    each reading was tried first: the chief's readings come late when its
-    own process is busy computing, so they over-sampled the wait and put
-    a 2x slower worker at 8-18x.) Only the modes whose step hands
+    without the wait for the others. Measured (worker2's compute slowed
+    3x by the 'slow_compute' test fault): 2.8x. (Sampling who was still
+    computing at each reading was tried first and put it at 8-18x: the
+    chief's readings come late while its own process is busy computing,
+    so they over-sample the wait.) Only the modes whose step hands
     gradients over before waiting time it: synchronous parameter_server
     and distributed_replicated (with --variable_consistency=relaxed the
-    hand-over comes first, and a slow compute shows as a lag instead). In
+    previous step's gradients are handed over before this step's compute,
+    which then delays the worker's entry into the next step: a lag). In
     collective_all_reduce the all-reduce is the wait, with no hand-over
     point, so only the lag is judged; distributed_all_reduce has one
     client and nobody to compare.
