@@ -166,7 +166,7 @@ def test_a_stalled_file_system_is_reported_as_input_naming_the_file(
   run, mount = stalling('--stall_timeout=5', '--stall_shutdown_timeout=2')
   run.wait_until_training()
   mount.stall()
-  code = run.ended(timeout=300)
+  code = run.ended(timeout=120)
   out = run.output()
   assert code == exit_codes.STALLED == 3, out
   assert re.search(r'^Stall report: no progress for \d+ s '
