@@ -11,19 +11,16 @@ model fast, so the pipeline's buffers (the shuffle buffer holds one epoch
 of 90 images) drain in a moment.
 """
 
-import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
 from tests import stalled_mount
-from tests.driver_helpers import REPO, SCRIPT
+from tests.driver_helpers import LiveRun
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.liveness import waiting_files
 
@@ -35,36 +32,13 @@ pytestmark = pytest.mark.skipif(
 EXIT_BOUND_SECONDS = 15
 
 
-class _Run:
+class _Run(LiveRun):
   """A real run training lenet on the shards under ``data_dir``."""
 
   def __init__(self, data_dir, runs, *flags):
-    self.runs = runs
-    self.lines = []
-    env = dict(os.environ, PYTHONUNBUFFERED='1')
-    env.pop('TF_CPP_MIN_LOG_LEVEL', None)
-    self.proc = subprocess.Popen(
-        [sys.executable, SCRIPT, '--model=lenet', '--device=cpu',
-         '--batch_size=8', '--num_batches=100000', '--num_warmup_batches=0',
-         '--display_every=1', '--data_dir=%s' % data_dir,
-         '--result_dir=%s' % runs] + list(flags), cwd=REPO,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    self._reader = threading.Thread(target=self._read, daemon=True)
-    self._reader.start()
-
-  def _read(self):
-    for line in self.proc.stdout:
-      self.lines.append(line.rstrip('\n'))
-
-  def wait_for_line(self, predicate, timeout=400):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-      for line in list(self.lines):
-        if predicate(line):
-          return line
-      assert self.proc.poll() is None, self.output()
-      time.sleep(0.05)
-    raise AssertionError('no such line in time:\n' + self.output())
+    super().__init__(runs, '--model=lenet', '--batch_size=8',
+                     '--num_batches=100000', '--num_warmup_batches=0',
+                     '--display_every=1', '--data_dir=%s' % data_dir, *flags)
 
   def wait_until_training(self):
     """A step row: the pipeline has read the shards through the mount."""
@@ -81,24 +55,6 @@ class _Run:
       time.sleep(0.05)
     raise AssertionError('no thread of the run waits on %s:\n%s' % (
         mountpoint, self.output()))
-
-  def ended(self, timeout):
-    try:
-      return self.proc.wait(timeout=timeout)
-    finally:
-      self._reader.join(5)
-
-  def output(self):
-    return '\n'.join(self.lines)
-
-  def record(self):
-    (name,) = [n for n in os.listdir(self.runs) if n.endswith('.json')]
-    return json.loads((self.runs / name).read_text())
-
-  def close(self):
-    if self.proc.poll() is None:
-      self.proc.kill()
-    self.proc.wait()
 
 
 def _threads_in_fuse_wait(pid):
