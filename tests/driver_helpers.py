@@ -1,9 +1,12 @@
 """Shared helpers for tests that run the benchmark in-process or as a CLI."""
 
 import io
+import json
 import os
 import subprocess
 import sys
+import threading
+import time
 
 from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import flags
@@ -31,3 +34,52 @@ def run_cli(*args, timeout=300, **popen_kw):
   return subprocess.run([sys.executable, SCRIPT] + list(args), cwd=REPO,
                         capture_output=True, text=True, timeout=timeout,
                         env=env, **popen_kw)
+
+
+class LiveRun:
+  """The CLI run as a process the test watches line by line (and signals):
+  ``flags`` besides --device=cpu and --result_dir=``runs``."""
+
+  def __init__(self, runs, *flags):
+    self.runs = runs
+    self.lines = []
+    env = dict(os.environ, PYTHONUNBUFFERED='1')
+    env.pop('TF_CPP_MIN_LOG_LEVEL', None)
+    self.proc = subprocess.Popen(
+        [sys.executable, SCRIPT, '--device=cpu', '--result_dir=%s' % runs] +
+        list(flags), cwd=REPO, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, env=env)
+    self._reader = threading.Thread(target=self._read, daemon=True)
+    self._reader.start()
+
+  def _read(self):
+    for line in self.proc.stdout:
+      self.lines.append(line.rstrip('\n'))
+
+  def wait_for_line(self, predicate, timeout=400):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+      for line in list(self.lines):
+        if predicate(line):
+          return line
+      assert self.proc.poll() is None, self.output()
+      time.sleep(0.05)
+    raise AssertionError('no such line in time:\n' + self.output())
+
+  def ended(self, timeout):
+    try:
+      return self.proc.wait(timeout=timeout)
+    finally:
+      self._reader.join(5)
+
+  def output(self):
+    return '\n'.join(self.lines)
+
+  def record(self):
+    (name,) = [n for n in os.listdir(self.runs) if n.endswith('.json')]
+    return json.loads((self.runs / name).read_text())
+
+  def close(self):
+    if self.proc.poll() is None:
+      self.proc.kill()
+    self.proc.wait()

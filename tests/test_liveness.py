@@ -8,19 +8,15 @@ task's. (A FIFO under --data_dir does not hang TensorFlow 2.21: its reader
 uses pread, which fails on a pipe, so the run fails with a data error.)
 """
 
-import json
 import os
 import re
 import signal
-import subprocess
-import sys
-import threading
 import time
 import types
 
 import pytest
 
-from tests.driver_helpers import REPO, SCRIPT
+from tests.driver_helpers import LiveRun
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.liveness import activity
 from tf_cnn_benchmarks.liveness import local_stall
@@ -33,59 +29,18 @@ EXIT_BOUND_SECONDS = 15
 _SLOW_STEP = ('--model=resnet50', '--batch_size=48')
 
 
-class _SlowRun:
+class _SlowRun(LiveRun):
   """A real run whose warm-up steps take many seconds."""
 
   def __init__(self, tmp_path, *flags):
-    self.runs = tmp_path / 'runs'
-    self.lines = []
-    env = dict(os.environ, PYTHONUNBUFFERED='1')
-    env.pop('TF_CPP_MIN_LOG_LEVEL', None)
-    self.proc = subprocess.Popen(
-        [sys.executable, SCRIPT, '--device=cpu', '--num_batches=20',
-         '--num_warmup_batches=2', '--result_dir=%s' % self.runs] +
-        list(_SLOW_STEP) + list(flags), cwd=REPO, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, env=env)
-    self._reader = threading.Thread(target=self._read, daemon=True)
-    self._reader.start()
-
-  def _read(self):
-    for line in self.proc.stdout:
-      self.lines.append(line.rstrip('\n'))
-
-  def wait_for_line(self, predicate, timeout=400):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-      for line in list(self.lines):
-        if predicate(line):
-          return line
-      assert self.proc.poll() is None, self.output()
-      time.sleep(0.05)
-    raise AssertionError('no such line in time:\n' + self.output())
+    super().__init__(tmp_path / 'runs', '--num_batches=20',
+                     '--num_warmup_batches=2', *(_SLOW_STEP + flags))
 
   def wait_until_blocked_in_a_step(self):
     """Phase detected from the run's output: the watchdog announces the
     first warm-up step once it has lasted 5 s."""
     self.wait_for_line(
         lambda l: l.startswith('... still warm-up step 1 of 2 ('))
-
-  def ended(self, timeout):
-    try:
-      return self.proc.wait(timeout=timeout)
-    finally:
-      self._reader.join(5)
-
-  def output(self):
-    return '\n'.join(self.lines)
-
-  def record(self):
-    (name,) = [n for n in os.listdir(self.runs) if n.endswith('.json')]
-    return json.loads((self.runs / name).read_text())
-
-  def close(self):
-    if self.proc.poll() is None:
-      self.proc.kill()
-    self.proc.wait()
 
 
 @pytest.fixture

@@ -4,8 +4,9 @@ When the main thread has done one thing (a step, initialising, a save) for
 --stall_timeout, the run prints a stall report that says whether it waits
 for input or computes. The evidence: the process's CPU time over the
 stall window (a pipeline blocked on a read uses none; a slow model uses
-cores), and which files under --data_dir the process has open (the file
-being read, e.g. a FIFO or a file on a hung network file system).
+cores), and the file under --data_dir a thread waits on, opening or
+reading it (e.g. a FIFO, or a shard on a hung network file system), or
+else the files it has open there (waiting_files.py).
 Synthetic data is made on the device, so a run on it can only be blocked
 in compute. What follows the report is stall_policy.py's, as for a
 cluster task.
@@ -16,6 +17,7 @@ import os
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.liveness import endings
 from tf_cnn_benchmarks.liveness import stall_policy
+from tf_cnn_benchmarks.liveness import waiting_files
 
 # Below this many cores busy on average over the stall, the process is
 # waiting (for input, or a lock), not computing.
@@ -27,24 +29,6 @@ def _cpu_seconds():
   return times.user + times.system
 
 
-def open_files_under(folder):
-  """Paths under ``folder`` this process has open (Linux /proc; else [])."""
-  root = os.path.realpath(folder) + os.sep
-  found = set()
-  try:
-    fds = os.listdir('/proc/self/fd')
-  except OSError:
-    return []
-  for fd in fds:
-    try:
-      target = os.readlink(os.path.join('/proc/self/fd', fd))
-    except OSError:
-      continue
-    if target.startswith(root):
-      found.add(target)
-  return sorted(found)
-
-
 class LocalStall:
 
   def __init__(self, params, activity, say, cpu_seconds=_cpu_seconds):
@@ -53,6 +37,10 @@ class LocalStall:
     self.activity = activity
     self._say = say
     self._cpu_seconds = cpu_seconds
+    # Resolved now, while --data_dir answers: a stall report must not
+    # stat a folder whose file system may be the thing that hangs.
+    self._data_root = (os.path.realpath(params.data_dir) if params.data_dir
+                       else None)
     self._since = None          # the activity being timed (its start)
     self._window = (0.0, 0.0)   # (monotonic, CPU seconds) when first seen
     self._reported_at = None
@@ -97,15 +85,19 @@ class LocalStall:
     used = max(self._cpu_seconds() - cpu, 0.0)
     busy = used / seconds >= BUSY_CORES
     cpu_words = '%.1f CPU s in the last %.0f s' % (used, seconds)
-    data_dir = self.params.data_dir
-    if not data_dir:
+    if not self._data_root:
       return ('compute (synthetic data cannot block on input; %s: %s)' % (
           cpu_words, 'computing' if busy else 'idle, so stuck inside '
           'TensorFlow rather than slow'))
     if busy:
       return ('compute (or input preprocessing): the process is busy, %s'
               % cpu_words)
-    reading = open_files_under(data_dir)
+    waiting = waiting_files.waited_on_under(self._data_root)
+    if waiting:
+      files = 'a thread waits on the file system: %s' % ', '.join(waiting)
+    else:
+      reading = waiting_files.open_under(self._data_root)
+      files = ('open under --data_dir: %s' % ', '.join(reading) if reading
+               else 'no file under --data_dir is open')
     return 'input: the process waits without computing (%s); %s' % (
-        cpu_words, 'open under --data_dir: %s' % ', '.join(reading)
-        if reading else 'no file under --data_dir is open')
+        cpu_words, files)
