@@ -257,6 +257,10 @@ def _inject(trial, cluster, events, expect, disk, sides, problems, say):
   elif fault == 'disk_full':
     disk.fill()
   others = [w for w in cluster.workers() if w != victim]
+  if fault in ('corrupt_record', 'disk_full'):
+    # These end the victim by itself, when it next reads or saves.
+    cluster.wait(lambda: victim in cluster.exited, expect[victim].bound)
+    events[chaos_plan.VICTIM_EXIT] = cluster.exited.get(victim)
   if fault == 'link_blip':
     cluster.wait(lambda: False, trial.blip_seconds)
     netns.set_link(sides[0], up=True)
@@ -275,7 +279,10 @@ def _inject(trial, cluster, events, expect, disk, sides, problems, say):
     if fault == 'sigstop':
       os.kill(pid, signal.SIGCONT)
     events[chaos_plan.STOP] = time.monotonic()
-    for label in cluster.workers():
+    # A worker cut off for good must end by itself (partition).
+    stopped = [w for w in cluster.workers()
+               if not (fault == 'link_down' and w == victim)]
+    for label in stopped:
       if label not in cluster.exited:
         try:
           os.kill(cluster.pid(label), signal.SIGTERM)
@@ -288,10 +295,6 @@ def _inject(trial, cluster, events, expect, disk, sides, problems, say):
     cluster.wait(lambda: all(w in cluster.exited for w in others), bound)
     os.kill(pid, signal.SIGCONT)
     events[chaos_plan.RESUME] = time.monotonic()
-  if fault in ('corrupt_record', 'disk_full'):
-    cluster.wait(lambda: victim in cluster.exited,
-                 expect[victim].bound)
-    events[chaos_plan.VICTIM_EXIT] = cluster.exited.get(victim)
 
 
 def _check_exits(trial, cluster, expect, events, problems):
@@ -366,7 +369,8 @@ def _check_records(trial, cluster, result_dir, problems):
     if label == trial.victim or trial.fault == 'link_blip':
       continue
     if trial.carries_on:
-      if trial.fault in ('sigkill', 'sigterm') and trial.victim not in lost:
+      if trial.fault in ('sigkill', 'sigterm', 'disk_full',
+                         'corrupt_record') and trial.victim not in lost:
         problems['cause'].append('%s\'s record does not list %s among its '
                                  'peer failures (%s)' % (label, trial.victim,
                                                          lost))
@@ -401,12 +405,15 @@ def _check_resume(trial, saved, directory, problems):
   if code != 0 or not re.search(
       r'\[worker0\] Restored checkpoint \S+-%d \(global step %d\)' % (
           step, step), output):
-    problems['resume'].append('resuming from step %d: exit %s\n%s' % (
-        step, code, '\n'.join(output.splitlines()[-15:])))
+    restored = [l for l in output.splitlines() if 'Restored' in l or
+                'Run failed' in l]
+    problems['resume'].append('resuming from step %d: exit %s; %s' % (
+        step, code, ' | '.join(restored[:3]) or output[-1500:]))
 
 
-def table(outcomes, bound_of, ps_extra):
-  """The soak's summary lines."""
+def table(outcomes, bound_of, ps_extra, replay):
+  """The soak's summary lines; ``replay(seed)``: the command that replays
+  a trial."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
   rows = [dict(fault=o.trial.fault,
                **{name: name not in o.problems for name in INVARIANTS},
@@ -426,8 +433,8 @@ def table(outcomes, bound_of, ps_extra):
   lines += ['', '%d of %d trials held every invariant.' % (
       len(outcomes) - len(failed), len(outcomes))]
   for o in failed:
-    lines.append('FAILED seed %d (%s): replay with --seed %d --trials 1' % (
-        o.trial.seed, o.trial.describe(), o.trial.seed))
+    lines.append('FAILED seed %d (%s): replay with %s' % (
+        o.trial.seed, o.trial.describe(), replay(o.trial.seed)))
     for name, items in sorted(o.problems.items()):
       for item in items:
         lines.append('  %s: %s' % (name, item))
@@ -480,7 +487,11 @@ def main(argv=None):
   finally:
     if not args.work_dir:
       shutil.rmtree(work, ignore_errors=True)
-  for line in table(outcomes, bound_of, ps_extra):
+  def replay(seed):
+    return 'benchmarks/chaos.py --seed %d --trials 1 --max_workers %d%s' % (
+        seed, args.max_workers, ' --fault ' + args.fault if args.fault else '')
+
+  for line in table(outcomes, bound_of, ps_extra, replay):
     print(line)
   return 1 if any(o.problems for o in outcomes) else 0
 

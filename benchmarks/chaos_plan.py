@@ -77,9 +77,10 @@ class Trial:
     """Must the cluster train on after this fault (then be stopped)?"""
     if self.fault == 'link_blip':
       return True
-    if self.victim.startswith('ps') or self.lockstep:
-      return False
-    return self.fault in ('sigkill', 'sigstop', 'sigterm', 'link_down')
+    # An asynchronous cluster trains on without a worker, whatever ended
+    # it; not before training (the start barrier waits for every worker).
+    return not (self.victim.startswith('ps') or self.lockstep or
+                self.fault == 'sigterm_startup')
 
   def describe(self):
     return '%s %dps/%dw %s%s: %s %s' % (
