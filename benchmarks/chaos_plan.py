@@ -32,6 +32,9 @@ STALL_SHUTDOWN_TIMEOUT = 10
 SAVE_MODEL_SECS = 2
 # A loaded 2-core machine (and Python start-up) is late by up to this much.
 LOAD_SLACK_SECONDS = 15.0
+# A task's own start (Python, TensorFlow, the graph) before it begins to
+# wait for its peers, on a loaded machine: start-up bounds count from there.
+TASK_START_SECONDS = 30.0
 # Carry-on trials (nothing the cluster must die of) train this long after
 # the fault, then every worker gets SIGTERM ("the stop").
 CARRY_ON_SECONDS = 8.0
@@ -171,7 +174,8 @@ def bounds():
                cluster_watch.BOARD_READ_SECONDS),
       # No progress: the step's own deadline (report, shutdown, backstop).
       'stall': deadlines.step_deadline_seconds(_params()),
-      'startup': STARTUP_TIMEOUT + startup_guard.STARTUP_GRACE_SECONDS,
+      'startup': (TASK_START_SECONDS + STARTUP_TIMEOUT +
+                  startup_guard.STARTUP_GRACE_SECONDS),
       # A full disk fails the chief's next save.
       'save': SAVE_MODEL_SECS + tick,
   }
@@ -292,5 +296,6 @@ def trial_cap_seconds(bound_of):
 def describe_bounds(bound_of, ps_extra):
   return ['  %-8s %5.0f s' % (k, v) for k, v in sorted(bound_of.items())] + [
       '  a ps task gets %.0f s more (it leaves after its clients); every '
-      'bound includes %.0f s of slack for a loaded machine' % (
-          ps_extra, LOAD_SLACK_SECONDS)]
+      'bound includes %.0f s of slack for a loaded machine; start-up counts '
+      '%.0f s for a task to start before it waits' % (
+          ps_extra, LOAD_SLACK_SECONDS, TASK_START_SECONDS)]
