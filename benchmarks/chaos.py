@@ -402,13 +402,17 @@ def _check_resume(trial, saved, directory, problems):
                                              'data_name': 'imagenet'}
                                             if trial.real_data else {})),
       timeout=240)
-  if code != 0 or not re.search(
-      r'\[worker0\] Restored checkpoint \S+-%d \(global step %d\)' % (
-          step, step), output):
-    restored = [l for l in output.splitlines() if 'Restored' in l or
-                'Run failed' in l]
+  restored = re.search(
+      r'\[worker0\] Restored checkpoint \S+-%d \(global step (\d+)\)' % step,
+      output)
+  # Asynchronous workers may step before the chief reports the step.
+  if code != 0 or not restored or not (
+      int(restored.group(1)) == step if trial.sync else
+      int(restored.group(1)) >= step):
+    said = [l for l in output.splitlines() if 'Restored' in l or
+            'Run failed' in l]
     problems['resume'].append('resuming from step %d: exit %s; %s' % (
-        step, code, ' | '.join(restored[:3]) or output[-1500:]))
+        step, code, ' | '.join(said[:3]) or output[-1500:]))
 
 
 def table(outcomes, bound_of, ps_extra, replay):
