@@ -203,7 +203,7 @@ def run_trial(trial, work, bound_of, ps_extra, say):
           pass
     worst = _check_exits(trial, cluster, expect, events, problems)
     _check_cause(trial, cluster, problems)
-    _check_records(trial, cluster, result_dir, problems)
+    _check_records(trial, cluster, expect, result_dir, problems)
     if trial.checkpoints:
       saved = os.path.join(directory, 'saved')
       if disk:
@@ -334,7 +334,7 @@ def _check_cause(trial, cluster, problems):
         if first else ''))
 
 
-def _check_records(trial, cluster, result_dir, problems):
+def _check_records(trial, cluster, expect, result_dir, problems):
   """Every worker that exited by itself left one parseable record that
   says its exit; it names the victim as the failure or the lost peer."""
   by_task = {}
@@ -374,9 +374,10 @@ def _check_records(trial, cluster, result_dir, problems):
         problems['cause'].append('%s\'s record does not list %s among its '
                                  'peer failures (%s)' % (label, trial.victim,
                                                          lost))
-    elif failure.get('task') != trial.victim:
+    elif expect[label].failure_task and (
+        failure.get('task') != expect[label].failure_task):
       problems['cause'].append('%s\'s record names %r, not %s: %s' % (
-          label, failure.get('task'), trial.victim,
+          label, failure.get('task'), expect[label].failure_task,
           str(failure.get('message'))[:160]))
 
 
