@@ -20,7 +20,7 @@ from tf_cnn_benchmarks.cluster import cluster_watch
 from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.cluster import reachability
 from tf_cnn_benchmarks.cluster import startup_guard
-from tf_cnn_benchmarks.cluster import watchdog
+from tf_cnn_benchmarks.liveness import watchdog
 
 MODES = ('parameter_server', 'distributed_replicated', 'collective_all_reduce')
 FAULTS = ('sigkill', 'sigstop', 'sigterm', 'sigterm_startup', 'link_down',
@@ -179,8 +179,10 @@ def bounds():
       # A full disk fails the chief's next save.
       'save': SAVE_MODEL_SECS + tick,
   }
-  # A ps leaves once its clients are done, or silent this long.
-  ps_extra = serving_task.GONE_AFTER_SECONDS + serving_task.PROBE_EVERY_SECONDS
+  # A ps leaves once its clients are done, or refuse connections (a client
+  # behind a partition: after the step deadline, as a worker would).
+  ps_extra = ((reachability.REFUSALS_TO_GONE + 1) *
+              serving_task.PROBE_EVERY_SECONDS)
   return {k: v + LOAD_SLACK_SECONDS for k, v in raw.items()}, ps_extra
 
 
@@ -212,7 +214,7 @@ def expectations(trial, bound_of=None) -> Dict[str, Expect]:
           'resumed after the others left: its peers are gone or it stalled')
   elif fault == 'link_down':
     out[victim] = Expect(
-        codes(exit_codes.RUN_FAILED, exit_codes.UNREACHABLE) if victim_is_ps
+        codes(exit_codes.UNREACHABLE) if victim_is_ps
         else codes(exit_codes.STALLED, exit_codes.UNREACHABLE), FAULT,
         bound_of['stall'] + (ps_extra if victim_is_ps else 0),
         'cut off: partition')
@@ -235,8 +237,13 @@ def expectations(trial, bound_of=None) -> Dict[str, Expect]:
     if trial.carries_on:
       # Trains on; the stop ends the workers, the ps leaves by itself
       # (with 1 when a worker left without saying done).
-      silent = fault in ('sigkill', 'link_down')
-      if is_ps:
+      silent = fault == 'sigkill'
+      if is_ps and fault == 'link_down':
+        # Waits for the cut-off worker as long as a worker waits for a step.
+        out[label] = Expect(codes(exit_codes.UNREACHABLE), FAULT,
+                            bound_of['stall'] + extra,
+                            'a client cut off: partition')
+      elif is_ps:
         out[label] = Expect(codes(exit_codes.RUN_FAILED) if silent else
                             codes(exit_codes.OK), STOP,
                             bound_of['signal'] + extra,
@@ -249,7 +256,9 @@ def expectations(trial, bound_of=None) -> Dict[str, Expect]:
     # A fault that ends the victim by itself is timed from its exit.
     since = VICTIM_EXIT if fault in ('corrupt_record', 'disk_full') else FAULT
     if is_ps:
-      out[label] = Expect(codes(exit_codes.OK, exit_codes.RUN_FAILED), since,
+      out[label] = Expect(codes(exit_codes.OK, exit_codes.RUN_FAILED) if
+                          fault != 'link_down' else codes(
+                              exit_codes.OK, exit_codes.UNREACHABLE), since,
                           _cluster_bound(trial, bound_of) + extra,
                           'its clients are done or gone')
       continue

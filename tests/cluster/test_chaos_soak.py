@@ -68,7 +68,7 @@ def test_a_trial_is_a_function_of_its_seed():
 
 
 def test_bounds_follow_the_runtimes_constants(monkeypatch):
-  from tf_cnn_benchmarks.cluster import watchdog  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.liveness import watchdog  # pylint: disable=g-import-not-at-top
   before, _ = chaos_plan.bounds()
   monkeypatch.setattr(watchdog, 'SIGNAL_GRACE_SECONDS',
                       watchdog.SIGNAL_GRACE_SECONDS + 100)
