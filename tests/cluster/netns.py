@@ -3,7 +3,8 @@
 The ps side gets 10.200.1.1, the worker side 10.200.1.2; each namespace
 has its own loopback and nothing else, so tasks talk only over the pair.
 Made per test and removed after it (deleting a namespace deletes its end of
-the pair). Needs root and the `ip` command; skips the test otherwise.
+the pair). Needs root and the `ip` command; skips the test otherwise (the
+chaos soak, benchmarks/chaos.py, passes its own ``unavailable``).
 """
 
 import contextlib
@@ -23,12 +24,16 @@ def _ip(*args):
 
 
 @contextlib.contextmanager
-def veth_namespaces():
-  """Yields (ps namespace, worker namespace); removes both afterwards."""
+def veth_namespaces(unavailable=pytest.skip):
+  """Yields (ps namespace, worker namespace); removes both afterwards.
+
+  ``unavailable(why)`` is called (and must raise) when this machine cannot
+  make them.
+  """
   if not shutil.which('ip'):
-    pytest.skip('network namespaces need the `ip` command (iproute2)')
+    unavailable('network namespaces need the `ip` command (iproute2)')
   if os.geteuid() != 0:
-    pytest.skip('network namespaces need root (CAP_SYS_ADMIN)')
+    unavailable('network namespaces need root (CAP_SYS_ADMIN)')
   tag = 'tcb%d' % os.getpid()
   ps_ns, worker_ns = tag + 'p', tag + 'w'
   made = []
@@ -36,7 +41,7 @@ def veth_namespaces():
     for ns in (ps_ns, worker_ns):
       result = _ip('netns', 'add', ns)
       if result.returncode != 0:
-        pytest.skip('this machine does not allow network namespaces: %s'
+        unavailable('this machine does not allow network namespaces: %s'
                     % result.stderr.strip())
       made.append(ns)
     steps = [
@@ -56,7 +61,7 @@ def veth_namespaces():
     for step in steps:
       result = _ip(*step)
       if result.returncode != 0:
-        pytest.skip('could not set up the veth pair (ip %s): %s' % (
+        unavailable('could not set up the veth pair (ip %s): %s' % (
             ' '.join(step), result.stderr.strip()))
     yield ps_ns, worker_ns
   finally:

@@ -1,0 +1,99 @@
+"""The chaos soak (benchmarks/chaos.py): a fixed-seed sample, and its parts.
+
+The sample runs ten seeded trials, real clusters with real faults (signals,
+a downed veth link, a full tmpfs, a corrupt record), and asserts that every
+invariant of RELIABILITY.md held in each. The other tests check the soak's
+own machinery: a trial is a function of its seed (so a failed one replays),
+its bounds follow the runtime's constants, and its orphan scan finds a
+process a task left behind.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests.cluster import helpers
+
+pytestmark = pytest.mark.cluster
+
+BENCHMARKS = os.path.join(helpers.REPO, 'benchmarks')
+sys.path.insert(0, BENCHMARKS)
+
+import chaos_faults  # pylint: disable=g-import-not-at-top,wrong-import-position
+import chaos_plan  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+# Seeds 1090..1099 with at most 3 workers (CI has 2 cores) draw every kind
+# of fault and every mode, two of them in runs that must train on.
+SAMPLE_SEED = 1090
+SAMPLE_TRIALS = 10
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_fixed_seed_sample_holds_every_invariant(tmp_path):
+  if os.geteuid() != 0:
+    pytest.skip('the soak needs root (network namespaces, tmpfs)')
+  out = subprocess.run(
+      [sys.executable, os.path.join(BENCHMARKS, 'chaos.py'),
+       '--trials', str(SAMPLE_TRIALS), '--seed', str(SAMPLE_SEED),
+       '--max_workers', '3', '--work_dir', str(tmp_path)],
+      cwd=helpers.REPO, capture_output=True, text=True, timeout=1700,
+      env=helpers.child_env())
+  text = out.stdout + out.stderr[-3000:]
+  assert out.returncode == 0, text
+  assert '%d of %d trials held every invariant.' % (
+      SAMPLE_TRIALS, SAMPLE_TRIALS) in text, text
+  assert re.search(r'^all +%d +%s' % (SAMPLE_TRIALS, ' +'.join(
+      [str(SAMPLE_TRIALS)] * 5)), text, re.M), text
+
+
+def test_a_trial_is_a_function_of_its_seed():
+  sample = [chaos_plan.plan(SAMPLE_SEED + i, 3) for i in range(SAMPLE_TRIALS)]
+  assert {t.fault for t in sample} == set(chaos_plan.FAULTS)
+  trials = [chaos_plan.plan(seed) for seed in range(200)]
+  assert trials == [chaos_plan.plan(seed) for seed in range(200)]
+  # The sample's seeds draw several kinds of fault and every mode.
+  assert len({t.fault for t in trials}) == len(chaos_plan.FAULTS)
+  assert {t.mode for t in trials} == set(chaos_plan.MODES)
+  for t in trials:
+    assert 2 <= t.num_workers <= 8
+    assert t.num_ps == 0 if t.mode == 'collective_all_reduce' else (
+        1 <= t.num_ps <= 3)
+    assert t.victim in t.labels
+    assert set(chaos_plan.expectations(t)) == set(t.labels)
+
+
+def test_bounds_follow_the_runtimes_constants(monkeypatch):
+  from tf_cnn_benchmarks.liveness import watchdog  # pylint: disable=g-import-not-at-top
+  before, _ = chaos_plan.bounds()
+  monkeypatch.setattr(watchdog, 'SIGNAL_GRACE_SECONDS',
+                      watchdog.SIGNAL_GRACE_SECONDS + 100)
+  after, _ = chaos_plan.bounds()
+  assert after['signal'] == before['signal'] + 100
+  trial = chaos_plan.plan(2)
+  assert trial.fault == 'sigterm'
+  assert chaos_plan.expectations(trial)[trial.victim].bound == after['signal']
+
+
+def test_orphan_scan_finds_what_a_task_left_in_its_session():
+  # A "task" whose child outlives it, as a leaked subprocess would.
+  task = subprocess.Popen(
+      [sys.executable, '-c', 'import subprocess; subprocess.Popen(["sleep", '
+       '"60"]); print("forked", flush=True)'], stdout=subprocess.PIPE,
+      start_new_session=True)
+  try:
+    assert task.stdout.readline().strip() == b'forked'
+    task.wait(timeout=30)
+    left = chaos_faults.session_members({task.pid})
+    assert [c for c in left.values()] == ['sleep 60'], left
+  finally:
+    try:
+      os.killpg(task.pid, signal.SIGKILL)
+    except ProcessLookupError:
+      pass
+  helpers.wait_for(lambda: not chaos_faults.session_members({task.pid}), 10,
+                   'the orphan to go')
