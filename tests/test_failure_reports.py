@@ -89,6 +89,21 @@ def test_oom_hint_names_the_shape_and_a_smaller_batch():
                                        'device; try --batch_size=32.')
 
 
+def test_a_full_disk_is_not_called_out_of_memory():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  rc = types.SimpleNamespace(
+      batch_size_per_device=64, cluster=None,
+      params=types.SimpleNamespace(data_dir=None),
+      model=types.SimpleNamespace(image_size=224, reads_ids=False))
+  full = failures.describe(tf.errors.ResourceExhaustedError(
+      None, None, '/tmp/t/model.ckpt-7.data-00000-of-00001.tempstate1; '
+      'No space left on device'), rc)
+  assert full['hint'] == failures.DISK_FULL_HINT
+  oom = failures.describe(tf.errors.ResourceExhaustedError(
+      None, None, 'OOM when allocating tensor'), rc)
+  assert oom['hint'].startswith('Out of memory')
+
+
 def test_peer_note_keeps_the_root_task():
   own = failures.failure('ResourceExhaustedError', 'OOM ...', 'worker1', 'h')
   mine = peer_failures.from_peer_note('worker1', 'failed', own)

@@ -48,6 +48,15 @@ def first_line(exc):
   return useful[0]
 
 
+# A write failed for want of space (ENOSPC, EDQUOT), whatever the error's
+# class: TensorFlow raises ResourceExhausted, Python OSError.
+_DISK_FULL_PHRASES = ('No space left on device', 'Disk quota exceeded')
+DISK_FULL_HINT = ('A disk this run writes to is full (the file named above: '
+                  'a checkpoint under --train_dir, a record under '
+                  '--result_dir, a trace or log); free space there or point '
+                  'that flag at another disk.')
+
+
 def oom_hint(rc, message):
   """Out of memory: the shapes involved and a smaller batch to try."""
   if rc.model.reads_ids:  # ncf: no image size to name
@@ -89,8 +98,12 @@ def describe(exc, rc):
       return failure('DataError', str(data_error), task)
   hint = None
   message = first_line(exc)
-  if isinstance(exc, tf.errors.ResourceExhaustedError):
-    hint = oom_hint(rc, getattr(exc, 'message', None) or str(exc))
+  full_text = getattr(exc, 'message', None) or str(exc)
+  if any(phrase in full_text for phrase in _DISK_FULL_PHRASES):
+    # TensorFlow reports a full disk as ResourceExhausted too: not memory.
+    hint = DISK_FULL_HINT
+  elif isinstance(exc, tf.errors.ResourceExhaustedError):
+    hint = oom_hint(rc, full_text)
   return failure(type(exc).__name__, message, task, hint)
 
 
