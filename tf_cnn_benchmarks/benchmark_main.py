@@ -32,7 +32,9 @@ def main(argv):
       role = roles.resolve_role(params)
     except flags.UsageError as e:
       return flags.report_usage_error(str(e))
-  early_signals.record_early_stop(_early_stop_recorder(params, role, started))
+  if role is None or role.trains:  # a serving task (ps) writes no record
+    early_signals.record_early_stop(
+        _early_stop_recorder(params, role, started))
   early_signals.doing('loading TensorFlow')
   # OpenMP reads KMP_* when TensorFlow's library loads: set them first.
   openmp_env.apply(params)

@@ -19,6 +19,10 @@ short, nor is it worth waiting for), the guard ends the process with 130:
 
 A task that never starts a run (a ps: cluster/serving_task.py) keeps the
 guard for its whole life, and polls ``received`` to leave at once.
+
+TEST ONLY: with TF_CNN_BENCHMARKS_TEST_STARTUP_TRACE=<file>, each start-up
+moment's words (``doing``) are appended to <file> as it begins, so a test
+signals a process at a known moment instead of after a guessed sleep.
 """
 
 import os
@@ -32,6 +36,8 @@ from tf_cnn_benchmarks.liveness import stop_request
 
 # The record's phase for the time from the process start to the stop.
 START_UP_PHASE = 'start_up'
+
+TRACE_ENV = 'TF_CNN_BENCHMARKS_TEST_STARTUP_TRACE'
 
 _guard = None
 
@@ -112,12 +118,21 @@ def install(say=_print):
   global _guard
   if _guard is None:
     _guard = _Guard(say)
+    _trace('starting')
 
 
 def doing(words):
   """What the process is doing before its run starts (for the messages)."""
   if _guard is not None:
     _guard.doing = words
+    _trace(words)
+
+
+def _trace(words):
+  path = os.environ.get(TRACE_ENV)
+  if path:
+    with open(path, 'a') as f:
+      f.write(words + '\n')
 
 
 def record_early_stop(write_record):
