@@ -25,6 +25,19 @@ pytestmark = pytest.mark.cluster
 EXIT_BOUND_SECONDS = 15
 
 
+def _sigterm_when(task, log, ready, what):
+  """SIGTERMs ``task`` once ``ready()``; returns (exit code, seconds from
+  the signal to the exit)."""
+  def alive_and_ready():
+    assert task.poll() is None, helpers.read(log)
+    return ready()
+  helpers.wait_for(alive_and_ready, 240, what)
+  sent = time.monotonic()
+  task.send_signal(signal.SIGTERM)
+  code = task.wait(timeout=60)
+  return code, time.monotonic() - sent
+
+
 def _stop_while(tmp_path, ps_hosts, workers, phase_words, start_ps=False):
   """Starts worker0 (and ps0 when ``start_ps``), SIGTERMs worker0 once it
   announces ``phase_words``; returns (exit code, output, seconds, record).
@@ -44,15 +57,11 @@ def _stop_while(tmp_path, ps_hosts, workers, phase_words, start_ps=False):
         '--job_name=worker', '--task_index=0'], log_path=log)
     procs.append(worker)
 
-    def announced():
-      assert worker.poll() is None, helpers.read(log)
-      return re.search(r'^\.\.\. still %s' % re.escape(phase_words),
-                       helpers.read(log), re.M) is not None
-    helpers.wait_for(announced, 240, 'worker0 to announce ' + phase_words)
-    sent = time.monotonic()
-    worker.send_signal(signal.SIGTERM)
-    code = worker.wait(timeout=60)
-    took = time.monotonic() - sent
+    code, took = _sigterm_when(
+        worker, log, lambda: re.search(
+            r'^\.\.\. still %s' % re.escape(phase_words),
+            helpers.read(log), re.M) is not None,
+        'worker0 to announce ' + phase_words)
   finally:
     helpers.kill(procs)
   output = helpers.read(log)
@@ -128,14 +137,9 @@ def _stop_at(tmp_path, moment, job=None):
   task = helpers.start([helpers.SCRIPT] + flags, log_path=log,
                        env={early_signals.TRACE_ENV: str(trace)})
   try:
-    def begun():
-      assert task.poll() is None, helpers.read(log)
-      return trace.exists() and moment in trace.read_text().splitlines()
-    helpers.wait_for(begun, 240, 'the task to begin ' + moment)
-    sent = time.monotonic()
-    task.send_signal(signal.SIGTERM)
-    code = task.wait(timeout=60)
-    took = time.monotonic() - sent
+    code, took = _sigterm_when(
+        task, log, lambda: trace.exists() and moment in (
+            trace.read_text().splitlines()), 'the task to begin ' + moment)
   finally:
     helpers.kill([task])
   records = []
