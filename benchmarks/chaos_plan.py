@@ -198,10 +198,8 @@ def expectations(trial, bound_of=None) -> Dict[str, Expect]:
   if fault in ('sigkill', 'ps_kill_in_save'):
     out[victim] = Expect(codes(-9), FAULT, 1.0, 'SIGKILLed')
   elif fault in ('sigterm', 'sigterm_startup'):
-    # A ps has no handler: the default action ends it (documented: the
-    # launcher "stops" ps tasks).
-    out[victim] = Expect(codes(exit_codes.INTERRUPTED, -15) if victim_is_ps
-                         else codes(exit_codes.INTERRUPTED), FAULT,
+    # A ps too (liveness/early_signals.py), from its first line.
+    out[victim] = Expect(codes(exit_codes.INTERRUPTED), FAULT,
                          bound_of['signal'], 'SIGTERM: interrupted')
   elif fault == 'sigstop':
     if trial.carries_on:
@@ -256,9 +254,14 @@ def expectations(trial, bound_of=None) -> Dict[str, Expect]:
     # A fault that ends the victim by itself is timed from its exit.
     since = VICTIM_EXIT if fault in ('corrupt_record', 'disk_full') else FAULT
     if is_ps:
-      out[label] = Expect(codes(exit_codes.OK, exit_codes.RUN_FAILED) if
-                          fault != 'link_down' else codes(
-                              exit_codes.OK, exit_codes.UNREACHABLE), since,
+      # A client stopped before its server started never appeared: 4, as
+      # the workers say (_cluster_cause).
+      out[label] = Expect(codes(exit_codes.OK, exit_codes.UNREACHABLE) if
+                          fault == 'link_down' else codes(
+                              exit_codes.OK, exit_codes.RUN_FAILED,
+                              exit_codes.UNREACHABLE) if
+                          fault == 'sigterm_startup' else codes(
+                              exit_codes.OK, exit_codes.RUN_FAILED), since,
                           _cluster_bound(trial, bound_of) + extra,
                           'its clients are done or gone')
       continue

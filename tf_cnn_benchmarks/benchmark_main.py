@@ -1,13 +1,20 @@
 """The benchmark command: parse flags, configure logging, run, exit code."""
 
+import uuid
+
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
 from tf_cnn_benchmarks import openmp_env
+from tf_cnn_benchmarks import record
+from tf_cnn_benchmarks import run_result
+from tf_cnn_benchmarks.liveness import early_signals
 
 
 def main(argv):
+  started = record.utc_now()
+  early_signals.doing('reading the command line')
   if flags.main_help_requested(argv):
     flags.print_help()
     return exit_codes.OK
@@ -25,10 +32,15 @@ def main(argv):
       role = roles.resolve_role(params)
     except flags.UsageError as e:
       return flags.report_usage_error(str(e))
+  if role is None or role.trains:  # a serving task (ps) writes no record
+    early_signals.record_early_stop(
+        _early_stop_recorder(params, role, started))
+  early_signals.doing('loading TensorFlow')
   # OpenMP reads KMP_* when TensorFlow's library loads: set them first.
   openmp_env.apply(params)
   if not logs.load_tensorflow(params.verbosity):
     return exit_codes.RUN_FAILED
+  early_signals.doing('preparing the run')
   # TensorFlow is imported only now, after its log level is set.
   from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
   from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top
@@ -45,6 +57,19 @@ def main(argv):
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
   return driver.run(params, rc=rc).exit_code
+
+
+def _early_stop_recorder(params, role, started):
+  """How liveness/early_signals.py records this run if it is stopped before
+  it starts (TensorFlow may be half-imported: not used here)."""
+  def write(failure, phases):
+    result = run_result.RunResult(
+        status='interrupted', exit_code=exit_codes.INTERRUPTED,
+        failure=failure, phases=phases)
+    rec = record.build_unstarted_record(
+        uuid.uuid4().hex, started, record.utc_now(), params, role, result)
+    return record.write(params.result_dir, rec) if params.result_dir else None
+  return write
 
 
 def _print_version():

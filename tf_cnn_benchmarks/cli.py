@@ -33,7 +33,11 @@ def main(argv=None):
   if len(argv) > 1 and argv[1] in TOOL_COMMANDS:
     module = importlib.import_module(TOOL_COMMANDS[argv[1]])
     return module.main([argv[0] + ' ' + argv[1]] + argv[2:])
-  from tf_cnn_benchmarks import benchmark_main
+  # First, before the flags and TensorFlow load: a signal while they do
+  # must stop the run with 130, not kill it silently.
+  from tf_cnn_benchmarks.liveness import early_signals  # pylint: disable=g-import-not-at-top
+  early_signals.install()
+  from tf_cnn_benchmarks import benchmark_main  # pylint: disable=g-import-not-at-top
   return benchmark_main.main(argv)
 
 

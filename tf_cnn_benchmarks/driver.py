@@ -5,13 +5,10 @@ get a RunResult back); benchmark_main wraps it for the command line.
 """
 
 import contextlib
-import dataclasses
-import datetime
 import threading
 import time
 import traceback
 import uuid
-from typing import List, Optional
 
 from google.protobuf import text_format
 import tensorflow as tf
@@ -32,6 +29,7 @@ from tf_cnn_benchmarks import profiling
 from tf_cnn_benchmarks import record
 from tf_cnn_benchmarks import report
 from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks.run_result import RunResult
 from tf_cnn_benchmarks import step_loop
 from tf_cnn_benchmarks import summaries
 from tf_cnn_benchmarks import timing
@@ -41,44 +39,6 @@ from tf_cnn_benchmarks.liveness import watchdog
 from tf_cnn_benchmarks.measure import mfu
 
 tf1 = tf.compat.v1
-
-
-@dataclasses.dataclass
-class RunResult:
-  status: str  # ok | failed | interrupted | stalled | unreachable
-  exit_code: int
-  times: Optional[timing.StepTimes] = None
-  images_per_sec: float = 0.0
-  top_1_accuracy: Optional[float] = None
-  top_5_accuracy: Optional[float] = None
-  num_eval_examples: int = 0
-  failure: Optional[dict] = None
-  record_path: Optional[str] = None
-  record: Optional[dict] = None
-  checkpoint_path: Optional[str] = None
-  # Real-data training only: the input pipeline's rate alone, and whether
-  # it was the bottleneck.
-  input_images_per_sec: Optional[float] = None
-  # First timed step whose loss was NaN or infinite (None: never).
-  diverged_at_step: Optional[int] = None
-  input_bound: Optional[bool] = None
-  # Evaluations of the run (evaluation.Evaluation.as_dict()), in order.
-  evaluations: List[dict] = dataclasses.field(default_factory=list)
-  # The timed step after which --stop_at_top_1_accuracy ended training.
-  stopped_at_step: Optional[int] = None
-  # Model FLOP utilisation of the timed loop (mfu.Utilisation).
-  utilisation: Optional[object] = None
-  # Cluster peers that failed while this task carried on (asynchronous
-  # training): failure dicts, first first.
-  peer_failures: List[dict] = dataclasses.field(default_factory=list)
-  # Seconds of each phase of the run (liveness/phases.py).
-  phases: dict = dataclasses.field(default_factory=dict)
-  # Workers the chief found slower than the others (cluster/stragglers.py).
-  stragglers: List[dict] = dataclasses.field(default_factory=list)
-
-
-def _utc_now():
-  return datetime.datetime.now(datetime.timezone.utc).isoformat()
 
 
 def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
@@ -93,7 +53,7 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
   """
   reporter = reporter or report.Reporter()
   runtime = runtime or local_runtime.LocalRuntime()
-  started = _utc_now()
+  started = record.utc_now()
   run_id = uuid.uuid4().hex
   rc = rc or run_config.resolve(params)
   result = RunResult(status='ok', exit_code=exit_codes.OK)
@@ -118,7 +78,7 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
         result.failure = failure
       result.phases = watch.phases.seconds() if watch else {}
       result.record = record.build_record(
-          run_id=run_id, started_at=started, finished_at=_utc_now(),
+          run_id=run_id, started_at=started, finished_at=record.utc_now(),
           params=params, rc=rc, result=result,
           data_description=source.description if source else None,
           cluster_run_id=params.cluster_run_id or None)

@@ -30,10 +30,56 @@ def _utilisation_summary(u):
           'peak_gflops_per_sec': u.peak_gflops_per_sec, 'mfu': u.mfu}
 
 
+def utc_now():
+  """A record's time stamp (started_at, finished_at)."""
+  return datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+
 def build_record(run_id, started_at, finished_at, params, rc, result,
                  data_description=None, cluster_run_id=None):
-  times = result.times
   p = params
+  return _record(run_id, started_at, finished_at, p, result,
+                 _config(p, rc, data_description), cluster_run_id,
+                 environment.describe())
+
+
+def build_unstarted_record(run_id, started_at, finished_at, params, role,
+                           result):
+  """The record of a run stopped before it started (while TensorFlow was
+  loading: liveness/early_signals.py), built without TensorFlow: what
+  only a resolved run knows is null, the rest is as the flags give it.
+  ``role``: the cluster task's roles.ClusterRole, or None."""
+  p = params
+  config = {
+      'model': p.model, 'data_name': p.data_name,
+      'synthetic': p.data_dir is None, 'data_dir': p.data_dir,
+      'data_description': None, 'mode': None,
+      'batch_size_per_device': p.batch_size or None,
+      'global_batch_size': None, 'num_devices': None, 'device': p.device,
+      'data_format': p.data_format, 'variable_update': p.variable_update,
+      'optimizer': p.optimizer, 'num_batches': p.num_batches,
+      'num_warmup_batches': p.num_warmup_batches, 'use_fp16': p.use_fp16,
+      'compute_dtype': None, 'xla_compile': bool(p.xla_compile or p.xla),
+      'num_workers': role.num_workers if role is not None else 1,
+      'cross_replica_sync': p.cross_replica_sync}
+  config.update(_role_config(role))
+  return _record(run_id, started_at, finished_at, p, result, config,
+                 p.cluster_run_id or None,
+                 environment.describe(with_tensorflow=False))
+
+
+def _role_config(role):
+  return {
+      'num_ps': role.num_ps if role is not None else 0,
+      'job_name': role.job_name if role is not None else None,
+      'task_index': role.task_index if role is not None else None,
+      # Every task's address by job, however the cluster was given (host
+      # flags or a --cluster_spec file).
+      'cluster': role.tf_cluster_def() if role is not None else None,
+  }
+
+
+def _config(p, rc, data_description):
   role = rc.cluster
   num_workers, towers_per_worker = rc.num_workers, rc.num_towers
   if role is not None and role.in_graph:
@@ -61,14 +107,15 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'compute_dtype': rc.compute_dtype.name,
       'xla_compile': bool(p.xla_compile or p.xla),
       'num_workers': num_workers,
-      'num_ps': role.num_ps if role is not None else 0,
-      'job_name': role.job_name if role is not None else None,
-      'task_index': role.task_index if role is not None else None,
-      # Every task's address by job, however the cluster was given (host
-      # flags or a --cluster_spec file).
-      'cluster': role.tf_cluster_def() if role is not None else None,
       'cross_replica_sync': p.cross_replica_sync,
   }
+  config.update(_role_config(role))
+  return config
+
+
+def _record(run_id, started_at, finished_at, p, result, config,
+            cluster_run_id, environment_description):
+  times = result.times
   summary = {
       'images_per_sec': result.images_per_sec,
       'worker_images_per_sec': (times.total_images_per_sec(1)
@@ -113,7 +160,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
       'benchmark_test_id': p.benchmark_test_id,
       'config': config,
       'flags': {k: _jsonable(v) for k, v in sorted(p.as_dict().items())},
-      'environment': environment.describe(),
+      'environment': environment_description,
       'timing': timing,
       'summary': summary,
   }

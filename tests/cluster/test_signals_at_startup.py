@@ -6,6 +6,8 @@ stops a real worker in one start-up phase, detected from its own output
 (the watchdog announces a phase that lasts 5 s), never by a sleep.
 """
 
+import glob
+import json
 import re
 import signal
 import socket
@@ -15,11 +17,25 @@ import pytest
 
 from tests.cluster import helpers
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks.liveness import early_signals
 
 pytestmark = pytest.mark.cluster
 
 # From the signal to the task's exit: ~2 s, with slack for two busy cores.
 EXIT_BOUND_SECONDS = 15
+
+
+def _sigterm_when(task, log, ready, what):
+  """SIGTERMs ``task`` once ``ready()``; returns (exit code, seconds from
+  the signal to the exit)."""
+  def alive_and_ready():
+    assert task.poll() is None, helpers.read(log)
+    return ready()
+  helpers.wait_for(alive_and_ready, 240, what)
+  sent = time.monotonic()
+  task.send_signal(signal.SIGTERM)
+  code = task.wait(timeout=60)
+  return code, time.monotonic() - sent
 
 
 def _stop_while(tmp_path, ps_hosts, workers, phase_words, start_ps=False):
@@ -41,15 +57,11 @@ def _stop_while(tmp_path, ps_hosts, workers, phase_words, start_ps=False):
         '--job_name=worker', '--task_index=0'], log_path=log)
     procs.append(worker)
 
-    def announced():
-      assert worker.poll() is None, helpers.read(log)
-      return re.search(r'^\.\.\. still %s' % re.escape(phase_words),
-                       helpers.read(log), re.M) is not None
-    helpers.wait_for(announced, 240, 'worker0 to announce ' + phase_words)
-    sent = time.monotonic()
-    worker.send_signal(signal.SIGTERM)
-    code = worker.wait(timeout=60)
-    took = time.monotonic() - sent
+    code, took = _sigterm_when(
+        worker, log, lambda: re.search(
+            r'^\.\.\. still %s' % re.escape(phase_words),
+            helpers.read(log), re.M) is not None,
+        'worker0 to announce ' + phase_words)
   finally:
     helpers.kill(procs)
   output = helpers.read(log)
@@ -104,3 +116,77 @@ def test_sigterm_while_initialising(tmp_path):
          'barrier' in output, output
   assert rec['status'] == 'interrupted'
   assert 'initialisation' in rec['phases'], rec['phases']
+
+
+# -- before the run starts: reading the flags, loading TensorFlow, serving.
+# Each moment is detected from the process's start-up trace
+# (liveness/early_signals.TRACE_ENV), never by a sleep.
+
+
+def _stop_at(tmp_path, moment, job=None):
+  """Starts one process (a local run, or ``job`` 'worker'/'ps' of a
+  cluster whose other tasks never come), SIGTERMs it once it has begun
+  ``moment``; returns (exit code, output, seconds, its records)."""
+  flags = helpers.tiny_flags(str(tmp_path), startup_timeout=120)
+  if job:
+    flags += ['--variable_update=parameter_server',
+              '--ps_hosts=127.0.0.1:%d' % helpers.free_port(),
+              '--worker_hosts=127.0.0.1:%d' % helpers.free_port(),
+              '--job_name=' + job, '--task_index=0']
+  log, trace = str(tmp_path / 'task.log'), tmp_path / 'task.trace'
+  task = helpers.start([helpers.SCRIPT] + flags, log_path=log,
+                       env={early_signals.TRACE_ENV: str(trace)})
+  try:
+    code, took = _sigterm_when(
+        task, log, lambda: trace.exists() and moment in (
+            trace.read_text().splitlines()), 'the task to begin ' + moment)
+  finally:
+    helpers.kill([task])
+  records = []
+  for path in glob.glob(str(tmp_path / '*.json')):
+    with open(path) as f:
+      records.append(json.load(f))
+  return code, helpers.read(log), took, records
+
+
+def _assert_recorded_interrupted(recs, job, output):
+  assert len(recs) == 1, output
+  rec = recs[0]
+  assert rec['config']['job_name'] == job, rec['config']
+  assert rec['status'] == 'interrupted', rec
+  assert 'stopped by SIGTERM' in rec['failure']['message'], rec['failure']
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize('job', [None, 'worker'])
+def test_sigterm_while_loading_tensorflow(tmp_path, job):
+  """A local run and a worker: 130 within the bound, and a record (built
+  without TensorFlow when the import was still going on)."""
+  code, output, took, recs = _stop_at(tmp_path, 'loading TensorFlow', job)
+  assert code == exit_codes.INTERRUPTED, output
+  assert took < EXIT_BOUND_SECONDS, output
+  assert 'Stopping: got SIGTERM while loading TensorFlow' in output, output
+  _assert_recorded_interrupted(recs, job, output)
+
+
+@pytest.mark.timeout(300)
+def test_sigterm_right_after_start(tmp_path):
+  """Maybe before the flags are read: 130 whatever the moment, a record
+  whenever --result_dir was known, else a line saying there is none."""
+  code, output, took, recs = _stop_at(tmp_path, 'starting')
+  assert code == exit_codes.INTERRUPTED, output
+  assert took < EXIT_BOUND_SECONDS, output
+  if 'No run record: the command line was not read yet.' in output:
+    assert not recs, recs
+  else:
+    _assert_recorded_interrupted(recs, None, output)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize('moment', ['loading TensorFlow',
+                                    'serving variables'])
+def test_sigterm_stops_a_ps_at_once_without_a_record(tmp_path, moment):
+  code, output, took, recs = _stop_at(tmp_path, moment, 'ps')
+  assert code == exit_codes.INTERRUPTED, output
+  assert took < EXIT_BOUND_SECONDS, output
+  assert not recs, recs

@@ -36,6 +36,7 @@ from tf_cnn_benchmarks.cluster import reachability
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster import stall_report
+from tf_cnn_benchmarks.liveness import early_signals
 
 tf1 = tf.compat.v1
 
@@ -169,6 +170,10 @@ def _say(role, text):
 
 
 def serve(params, role):
+  # No run, so no watchdog: the process's early guard stays on duty (it
+  # ends a task blocked in TensorFlow within its grace); the loop below
+  # leaves at once. A serving task writes no record.
+  early_signals.doing('serving variables')
   num_devices = params.num_gpus if role.job_name == roles.WORKER else 1
   config = server.server_config(role, num_devices)
   role = server.start_server(role, config)
@@ -202,6 +207,10 @@ def serve(params, role):
                       role.step_deadline_seconds)
   done = set()
   while True:
+    stopped = early_signals.received()
+    if stopped:
+      _say(role, 'stopped by %s; exiting' % stopped)
+      return exit_codes.INTERRUPTED
     waiting = int(sess.run(queued))
     if waiting:
       for index in sess.run(take, {count: waiting}):

@@ -18,6 +18,9 @@ import threading
 import time
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# A signal the main thread has not acted on in this long is acted on by
+# the thread that watches it (watchdog.py; before the run, early_signals.py).
+SIGNAL_GRACE_SECONDS = 2.0
 
 
 class Interrupted(Exception):
@@ -34,8 +37,9 @@ class StopRequest:
 
   def __init__(self, on_signal=None):
     """``on_signal(name, count)``: called by the thread that first reads
-    each signal (to acknowledge it at once)."""
-    self._on_signal = on_signal or (lambda name, count: None)
+    each signal (to acknowledge it at once); whoever takes the request
+    over may replace it (early_signals.take_over)."""
+    self.on_signal = on_signal or (lambda name, count: None)
     # Reentrant: the main thread may be reading the pipe when its own
     # (no-op) handler runs; nothing here waits on another thread.
     self._lock = threading.RLock()
@@ -106,7 +110,7 @@ class StopRequest:
               self.at = time.monotonic()
             arrived.append((signal.Signals(number).name, self.count))
     for name, count in arrived:
-      self._on_signal(name, count)
+      self.on_signal(name, count)
     return self.name
 
   def check(self):

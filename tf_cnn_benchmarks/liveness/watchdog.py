@@ -24,6 +24,7 @@ import traceback
 
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.liveness import activity
+from tf_cnn_benchmarks.liveness import early_signals
 from tf_cnn_benchmarks.liveness import endings
 from tf_cnn_benchmarks.liveness import phases
 from tf_cnn_benchmarks.liveness import run_exit
@@ -31,7 +32,7 @@ from tf_cnn_benchmarks.liveness import stop_request
 
 TICK_SECONDS = 1.0
 # A signal the main thread has not acted on in this long is acted on here.
-SIGNAL_GRACE_SECONDS = 2.0
+SIGNAL_GRACE_SECONDS = stop_request.SIGNAL_GRACE_SECONDS
 # A run sent SIGINT/SIGTERM has ended within this long, whatever it was
 # doing: the main thread's grace, a tick, the goodbyes to its peers, and a
 # margin to write the record on a loaded machine. Whoever stops a run
@@ -60,7 +61,14 @@ class Watchdog:
   # -- main thread
 
   def __enter__(self):
-    self.stop_request.__enter__()
+    # A process started by an entry point has had its stop request since
+    # its first line: a signal that came while it started is counted there
+    # and stops the run at its first phase.
+    early = early_signals.take_over(self._acknowledge)
+    if early is not None:
+      self.stop_request = early
+    else:
+      self.stop_request.__enter__()
     self._thread.start()
     return self
 

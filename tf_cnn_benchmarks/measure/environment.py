@@ -1,12 +1,14 @@
-"""Where a run was measured: enough to group results by (TF version, CPU...)."""
+"""Where a run was measured: enough to group results by (TF version, CPU...).
+
+TensorFlow is imported by the functions that ask it, not here: a run
+stopped while TensorFlow is still being imported is described without it
+(``describe(with_tensorflow=False)``, liveness/early_signals.py).
+"""
 
 import os
 import platform
 import socket
 import sys
-
-import numpy as np
-import tensorflow as tf
 
 from tf_cnn_benchmarks.measure import versions
 
@@ -34,6 +36,7 @@ def cpu_flags():
 
 
 def accelerator():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   gpus = tf.config.list_physical_devices('GPU')
   if not gpus:
     return None
@@ -47,6 +50,7 @@ def accelerator():
 def tf_build():
   """What this TensorFlow was built with and runs with: CUDA or ROCm, and
   whether oneDNN is on (it follows TF_ENABLE_ONEDNN_OPTS and the CPU)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   info = tf.sysconfig.get_build_info()
   gpu = ('CUDA' if info.get('is_cuda_build') else
          'ROCm' if info.get('is_rocm_build') else None)
@@ -69,20 +73,36 @@ def tf_build_line():
       {True: 'on', False: 'off', None: 'unknown'}[build['onednn']])
 
 
-def describe():
-  build = tf_build()
+def describe(with_tensorflow=True):
+  """The record's ``environment``. Without TensorFlow (it may be
+  half-imported by another thread): the versions pip knows, and null for
+  what only a loaded TensorFlow can tell."""
+  if with_tensorflow:
+    import numpy as np  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    build = tf_build()
+    loaded = {'tf_version': tf.__version__,
+              'tf_git_version': tf.version.GIT_VERSION,
+              'numpy_version': np.__version__,
+              'accelerator': accelerator()}
+  else:
+    build = {'gpu_build': None, 'onednn': None}
+    loaded = {'tf_version': versions.tf_installed_version(),
+              'tf_git_version': None,
+              'numpy_version': versions.installed_version('numpy'),
+              'accelerator': None}
   return {
-      'tf_version': tf.__version__,
-      'tf_git_version': tf.version.GIT_VERSION,
+      'tf_version': loaded['tf_version'],
+      'tf_git_version': loaded['tf_git_version'],
       'tf_distribution': versions.tf_distribution(),
       'tf_gpu_build': build['gpu_build'],
       'tf_onednn': build['onednn'],
       'python_version': platform.python_version(),
-      'numpy_version': np.__version__,
+      'numpy_version': loaded['numpy_version'],
       'harness_version': versions.harness_version(),
       'cpu_model': cpu_model(),
       'cpu_count': os.cpu_count(),
-      'accelerator': accelerator(),
+      'accelerator': loaded['accelerator'],
       'hostname': socket.gethostname(),
       'platform': platform.platform(),
       'executable': sys.executable,

@@ -43,9 +43,14 @@ def tf_distribution():
 
 def tf_installed_version():
   """The installed TensorFlow's version as pip knows it (None if absent)."""
-  from importlib import metadata  # pylint: disable=g-import-not-at-top
   name = tf_distribution()
+  return installed_version(name) if name else None
+
+
+def installed_version(distribution):
+  """``distribution``'s version as pip knows it (None if absent)."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
   try:
-    return metadata.version(name) if name else None
+    return metadata.version(distribution)
   except metadata.PackageNotFoundError:
     return None
