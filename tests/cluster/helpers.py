@@ -184,6 +184,17 @@ def launch_in_background(tmp_path, workers=2, ps=1, env=None, **overrides):
   return process, log
 
 
+def launch_and_wait(tmp_path, timeout, **launch_overrides):
+  """Runs `launch` (launch_in_background's arguments) to its end; returns
+  (exit code, output). The launcher is always killed."""
+  process, log = launch_in_background(tmp_path, **launch_overrides)
+  try:
+    code = process.wait(timeout=timeout)
+  finally:
+    kill([process])
+  return code, read(log)
+
+
 @dataclasses.dataclass
 class FaultedRun:
   code: int

@@ -177,14 +177,9 @@ def test_out_of_memory_on_one_worker_is_the_root_cause(tmp_path):
   """worker1's step 5 raises a real ResourceExhaustedError (test fault):
   every task and the launcher name it with the hint, never the errors it
   caused. Also: one device line per task, no TensorFlow log lines."""
-  process, log = helpers.launch_in_background(
-      tmp_path, workers=3, env={helpers.FAULT_ENV: 'oom:worker1:step5'},
+  code, output = helpers.launch_and_wait(
+      tmp_path, 90, workers=3, env={helpers.FAULT_ENV: 'oom:worker1:step5'},
       display_every=1)
-  try:
-    code = process.wait(timeout=90)
-  finally:
-    helpers.kill([process])
-  output = helpers.read(log)
   assert code == exit_codes.RUN_FAILED, output
   helpers.assert_ended_by_themselves(output)
   recs = helpers.records(str(tmp_path))

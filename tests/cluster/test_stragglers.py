@@ -104,14 +104,9 @@ def test_async_slow_rate_is_named_with_the_rate_ratio():
 
 def _run_cluster(tmp_path, num_batches, fault=None, **overrides):
   env = {helpers.FAULT_ENV: fault} if fault else None
-  process, log = helpers.launch_in_background(
-      tmp_path, workers=3, ps=1, env=env, num_batches=num_batches,
+  code, output = helpers.launch_and_wait(
+      tmp_path, 400, workers=3, ps=1, env=env, num_batches=num_batches,
       display_every=100, num_warmup_batches=1, **overrides)
-  try:
-    code = process.wait(timeout=400)
-  finally:
-    helpers.kill([process])
-  output = helpers.read(log)
   assert code == exit_codes.OK, output
   return output, helpers.records(str(tmp_path))
 
