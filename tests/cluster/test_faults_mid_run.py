@@ -348,10 +348,10 @@ def test_a_frozen_task_is_named_by_every_worker(tmp_path, mode, victim):
   output = helpers.read(log)
   recs = helpers.records(str(tmp_path))
   for label in others:
-    lines = helpers.task_lines(output, label)
-    assert any(l.startswith('  frozen: %s (' % victim) for l in lines), output
-    assert 'Root cause: %s (Stalled)' % victim in lines, output
     assert recs[label]['status'] == 'stalled', output
     assert recs[label]['failure']['task'] == victim, recs[label]['failure']
+    lines = helpers.task_lines(output, label)
+    assert 'Root cause: %s (Stalled)' % victim in lines, output
+    assert any(l.startswith('  frozen: %s (' % victim) for l in lines), output
   assert re.search(r'First failure: %s\b' % victim, output), output
   helpers.assert_no_orphans(pids)
