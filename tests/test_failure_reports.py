@@ -245,6 +245,21 @@ def test_stall_report_names_steps_missing_tasks_and_the_wait():
       '  exiting in 10 s (--stall_shutdown_timeout) unless the cluster moves']
 
 
+def test_a_frozen_peer_is_the_culprit_and_not_called_alive():
+  # worker1 froze inside step 8 (counted as started): the board shows
+  # nobody behind; only the frozen probe names it.
+  snapshot = _snapshot([8, 8], [7, 7])
+  labels = ['worker0', 'worker1']
+  frozen = {'worker1': reachability.FROZEN}
+  assert stall_report.culprit('worker0', snapshot, labels) == 'worker0'
+  assert stall_report.culprit('worker0', snapshot, labels,
+                              frozen) == 'worker1'
+  probes = stall_report.with_frozen({'worker1': ('h:2', None)}, frozen)
+  lines = stall_report.report('worker0', 31, 30, snapshot, labels, probes,
+                              None, 'step 8', 31, 10)
+  assert '  frozen: worker1 (h:2: %s)' % reachability.FROZEN in lines
+
+
 def test_waiting_for_depends_on_the_mode():
   assert 'sync token' in stall_report.waiting_for(_role(index=1), 'step 3',
                                                   [])

@@ -307,3 +307,46 @@ def test_sigterm_while_stalled_records_interrupted(tmp_path):
     assert any(l.startswith('Interrupted: stopped by SIGTERM')
                for l in helpers.task_lines(output, label)), output
   helpers.assert_no_orphans(pids)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize('mode,victim', [
+    ('distributed_replicated', 'ps1'),  # a ps: not on the board
+    ('distributed_replicated', 'ps0'),  # the board's own host
+    ('collective_all_reduce', 'worker1'),
+])
+def test_a_frozen_task_is_named_by_every_worker(tmp_path, mode, victim):
+  """``victim`` is SIGSTOPped mid-run: its kernel still accepts
+  connections, so TCP probes call it fine, and the board cannot show it
+  (a ps holds no place there; ps0 holds the board itself). Every worker
+  still ends stalled (exit 3) naming it, and so does the launcher."""
+  process, log = helpers.launch_in_background(
+      tmp_path, ps=0 if mode == 'collective_all_reduce' else 2,
+      variable_update=mode, display_every=10, stall_timeout=4,
+      stall_shutdown_timeout=3)
+  pids = {}
+  try:
+    pids = helpers.wait_until_step(process, log, 'worker1', 20)
+    os.kill(pids[victim], signal.SIGSTOP)
+    others = [w for w in ('worker0', 'worker1') if w != victim]
+    try:
+      helpers.wait_for(
+          lambda: not any(helpers.pid_alive(pids[w]) for w in others), 90,
+          'the workers to end')
+    finally:
+      # Awake, it finds its peers gone and leaves too.
+      os.kill(pids[victim], signal.SIGCONT)
+    process.wait(timeout=60)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  recs = helpers.records(str(tmp_path))
+  for label in others:
+    assert recs[label]['status'] == 'stalled', output
+    assert recs[label]['failure']['task'] == victim, recs[label]['failure']
+    lines = helpers.task_lines(output, label)
+    assert 'Root cause: %s (Stalled)' % victim in lines, output
+    assert any(l.startswith('  frozen: %s (' % victim) for l in lines), output
+  assert re.search(r'First failure: %s\b' % victim, output), output
+  helpers.assert_no_orphans(pids)

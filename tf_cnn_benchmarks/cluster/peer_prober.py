@@ -46,6 +46,11 @@ class PeerProber:
     self._probes = probes
     return probes
 
+  def frozen(self):
+    """{label: reason} of the peers whose process is frozen (a gRPC call
+    each: for a stall only, see reachability.frozen_peers)."""
+    return reachability.frozen_peers(self.peers)
+
   def gone(self):
     """Peers counted gone (refused in a row), sorted."""
     return [label for label in self.refusals.labels()

@@ -14,6 +14,12 @@ that decides which:
   * unreachable: no answer at all (a timeout, no route): a network
     partition or a frozen host, which may heal.
 
+A third state only a stalled run asks about (``frozen_peers``): a peer
+whose process is stopped (SIGSTOP, a debugger) or wedged still accepts
+connections, since the kernel completes the TCP handshake for it, so a
+TCP probe calls it fine. Only the running server answers a call, so a
+short gRPC call to TensorFlow's worker service tells it apart: *frozen*.
+
 No TensorFlow here: the ps task and the launcher use it too.
 """
 
@@ -21,6 +27,8 @@ import concurrent.futures
 import errno
 import socket
 import time
+
+import grpc
 
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.cluster import roles
@@ -30,6 +38,12 @@ RESET = 'connection reset'
 # A peer counts as gone after this many refused probes in a row (about a
 # second apart): one refusal could be a server restarting its listener.
 REFUSALS_TO_GONE = 2
+FROZEN = ('it accepts connections but its server answers nothing (its '
+          'process is stopped, e.g. by SIGSTOP, or hung)')
+# Every TensorFlow server (ps or worker) serves this; it only lists the
+# server's devices, so a running one answers in milliseconds. An empty
+# request is a valid GetStatusRequest; the reply is not parsed.
+_STATUS_METHOD = '/tensorflow.WorkerService/GetStatus'
 # Poll period of wait_for: short next to a TensorFlow start-up.
 _RETRY_SECONDS = 0.2
 
@@ -73,13 +87,48 @@ def probe_all(addresses, timeout=1.0):
   Behind a partition each probe takes the whole ``timeout``; in parallel a
   cluster of any size is checked in about one.
   """
-  if not addresses:
+  return _in_parallel(lambda label: probe(addresses[label], timeout),
+                      addresses)
+
+
+def _in_parallel(fn, labels):
+  """{label: fn(label)}, the calls made at once."""
+  if not labels:
     return {}
-  labels = sorted(addresses)
+  labels = sorted(labels)
   with concurrent.futures.ThreadPoolExecutor(
       max_workers=min(32, len(labels))) as pool:
-    reasons = pool.map(lambda label: probe(addresses[label], timeout), labels)
-    return dict(zip(labels, reasons))
+    return dict(zip(labels, pool.map(fn, labels)))
+
+
+def _server_answers(address, timeout):
+  """False only when the call timed out: a refusal or an error reply is
+  the TCP probe's business (or a server that is running)."""
+  # Straight to the peer, as TensorFlow's own channels go (grpc would
+  # otherwise follow an http_proxy setting).
+  with grpc.insecure_channel(address,
+                             [('grpc.enable_http_proxy', 0)]) as channel:
+    try:
+      channel.unary_unary(_STATUS_METHOD)(b'', timeout=timeout)
+    except grpc.RpcError as e:
+      return e.code() != grpc.StatusCode.DEADLINE_EXCEEDED
+  return True
+
+
+def frozen_peers(addresses, timeout=2.0):
+  """{label: FROZEN} of the peers whose port accepts connections but whose
+  server does not answer a call within ``timeout``, probed in parallel.
+
+  Only for a stall (the watchdog's thread, a few calls per stall): it
+  takes ``timeout`` when a peer is frozen.
+  """
+  def frozen(label):
+    address = addresses[label]
+    return (probe(address, timeout) is None and
+            not _server_answers(address, timeout))
+  return {label: FROZEN
+          for label, is_frozen in _in_parallel(frozen, addresses).items()
+          if is_frozen}
 
 
 class RefusalCount:
@@ -109,6 +158,13 @@ def is_gone(reason):
   and may heal: the peer is unreachable, not gone.
   """
   return reason in (REFUSED, RESET)
+
+
+def state(reason):
+  """'gone', 'frozen' or 'unreachable': what a failed probe says."""
+  if is_gone(reason):
+    return 'gone'
+  return 'frozen' if reason == FROZEN else 'unreachable'
 
 
 def describe(label, address, reason):

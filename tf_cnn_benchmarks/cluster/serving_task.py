@@ -154,8 +154,10 @@ class BoardWatch:
       return
     self._reported_at = now
     reasons = reachability.probe_all(self.clients, timeout=0.5)
-    probes = {label: (address, reasons[label])
-              for label, address in self.clients.items()}
+    probes = stall_report.with_frozen(
+        {label: (address, reasons[label])
+         for label, address in self.clients.items()},
+        reachability.frozen_peers(self.clients))
     for line in stall_report.report(
         self.role.task_name, quiet_for, self.params.stall_timeout, snapshot,
         self.labels, probes, None, 'serving variables (a ps takes no steps)',

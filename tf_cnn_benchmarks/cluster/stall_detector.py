@@ -5,6 +5,14 @@ task's own work, e.g. a checkpoint save, stuck that long) the task prints
 a stall report (stall_report.py words it); --stall_shutdown_timeout later,
 still stuck, it ends: "stalled" (exit 3), or "unreachable" (exit 4) when a
 peer cannot be reached (the peer lost first is then the cause).
+
+The task a stall is blamed on: a peer that is *frozen* (its port accepts
+connections, its server answers nothing: a stopped process) above all,
+since the board cannot show it (a ps holds no place there, and a worker
+may freeze inside a step, counted as started); else the client behind
+the others on the board; else this task. The frozen check is a gRPC call
+per peer (reachability.frozen_peers), so it runs only here, on the
+watchdog's thread, at the report and at the end.
 """
 
 from tf_cnn_benchmarks import failures
@@ -47,10 +55,18 @@ class StallDetector:
       return self._ending(now, training, quiet_for, doing, doing_for)
     return None
 
-  def _probes(self, now, training):
+  def _probes(self, now, training, frozen=None):
     """Probes worth reporting: while training (once it has ended, peers
-    leave normally)."""
-    return self.watch.prober.probe(now) if training else {}
+    leave normally); with ``frozen`` ({label: reason}) in place of the TCP
+    probe's "fine"."""
+    if not training:
+      return {}
+    return stall_report.with_frozen(self.watch.prober.probe(now),
+                                    frozen or {})
+
+  def _frozen(self, training):
+    """{label: reason} of the peers that are frozen (training only)."""
+    return self.watch.prober.frozen() if training else {}
 
   def _waiting(self, doing):
     return stall_report.waiting_for(self.role, doing,
@@ -61,7 +77,8 @@ class StallDetector:
     shutdown = self.params.stall_shutdown_timeout
     return stall_report.report(
         self.role.task_name, quiet_for, self.params.stall_timeout,
-        watch.snapshot, watch.labels, self._probes(now, training),
+        watch.snapshot, watch.labels,
+        self._probes(now, training, self._frozen(training)),
         watch.board_error, self._waiting(doing), doing_for,
         shutdown if shutdown else None,
         now - watch.snapshot_at if watch.snapshot_at else 0.0)
@@ -72,9 +89,13 @@ class StallDetector:
         None, self._probes(now, training), self.watch.finished_normally)
     if lost is not None:
       return lost
+    frozen = self._frozen(training)
     task = stall_report.culprit(self.role.task_name, self.watch.snapshot,
-                                self.watch.labels)
-    if task == self.role.task_name:
+                                self.watch.labels, frozen)
+    if task in frozen:
+      what = '%s is frozen: %s; the others wait for it (%s: %s)' % (
+          task, frozen[task], self.role.task_name, self._waiting(doing))
+    elif task == self.role.task_name:
       what = '%s is stuck: %s, for %.0f s' % (task, self._waiting(doing),
                                               doing_for)
     else:

@@ -56,9 +56,20 @@ def unreachable_peers(probes):
           for label, (address, reason) in sorted(probes.items()) if reason]
 
 
-def culprit(own_label, snapshot, labels):
-  """The task a stall waits for: the client behind the others on the
-  board, else this task itself."""
+def with_frozen(probes, frozen):
+  """``probes`` ({label: (address, reason)}) with the reason of each peer
+  in ``frozen`` ({label: reason}) in place of its TCP probe's "fine"."""
+  probes = dict(probes)
+  for label, reason in frozen.items():
+    probes[label] = (probes[label][0], reason)
+  return probes
+
+
+def culprit(own_label, snapshot, labels, frozen=()):
+  """The task a stall waits for: a frozen peer (``frozen``: their labels),
+  else the client behind the others on the board, else this task itself."""
+  if frozen:
+    return sorted(frozen)[0]
   behind = [labels[i] for i in snapshot.behind()] if snapshot else []
   return behind[0] if behind else own_label
 
@@ -87,9 +98,8 @@ def report(own_label, quiet_for, stall_timeout, snapshot, labels, probes,
     lines.append('  steps: unknown, the progress board cannot be read (%s)'
                  % board_error)
   for label, address, reason in unreachable_peers(probes):
-    lines.append('  %s: %s' % (
-        'gone' if reachability.is_gone(reason) else 'unreachable',
-        reachability.describe(label, address, reason)))
+    lines.append('  %s: %s' % (reachability.state(reason),
+                               reachability.describe(label, address, reason)))
   lines.append('  this task: %s, for %.0f s' % (waiting, waiting_for_seconds))
   lines.append(stall_policy.shutdown_line(shutdown_in, 'cluster'))
   return lines
