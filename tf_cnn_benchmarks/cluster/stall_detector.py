@@ -30,10 +30,12 @@ class StallDetector:
     self.watch = watch
     self._say = say
     self._reported_at = None
+    self._frozen_at_report = None  # peers frozen when the stall was reported
 
   def forget_report(self):
     """Training ended: a new stall (of this task's own work) starts over."""
     self._reported_at = None
+    self._frozen_at_report = None
 
   def check(self, now, training, doing, doing_for):
     """An Ending when the stall has outlasted its report; else None."""
@@ -75,10 +77,11 @@ class StallDetector:
   def _report(self, now, training, quiet_for, doing, doing_for):
     watch = self.watch
     shutdown = self.params.stall_shutdown_timeout
+    self._frozen_at_report = self._frozen(training)
     return stall_report.report(
         self.role.task_name, quiet_for, self.params.stall_timeout,
         watch.snapshot, watch.labels,
-        self._probes(now, training, self._frozen(training)),
+        self._probes(now, training, self._frozen_at_report),
         watch.board_error, self._waiting(doing), doing_for,
         shutdown if shutdown else None,
         now - watch.snapshot_at if watch.snapshot_at else 0.0)
@@ -90,6 +93,12 @@ class StallDetector:
     if lost is not None:
       return lost
     frozen = self._frozen(training)
+    if self._frozen_at_report is not None:
+      # Blamed only if it was frozen at the report too, --stall_shutdown_
+      # timeout earlier: a live server slow to answer once on a loaded
+      # host is not frozen.
+      frozen = {label: why for label, why in frozen.items()
+                if label in self._frozen_at_report}
     task = stall_report.culprit(self.role.task_name, self.watch.snapshot,
                                 self.watch.labels, frozen)
     if task in frozen:
