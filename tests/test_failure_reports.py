@@ -72,6 +72,11 @@ def test_secondary_errors_are_recognised():
       'Attempted to use a closed Session.'))
   assert not peer_failures.is_secondary(
       tf.errors.ResourceExhaustedError(None, None, 'OOM'))
+  # A collective abort keeps the type of the peer's error (here a corrupt
+  # record's failed assertion): its words say it is not this task's.
+  assert peer_failures.is_secondary(tf.errors.InvalidArgumentError(
+      None, None, 'Collective ops is aborted by: assertion failed: '
+      '[DATA_ERROR_BEGIN] [1] [14]'))
 
 
 def test_oom_hint_names_the_shape_and_a_smaller_batch():

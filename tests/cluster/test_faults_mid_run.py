@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import time
 
 import pytest
@@ -121,6 +122,54 @@ def test_ps_killed_every_worker_names_it(tmp_path):
     assert recs[label]['failure']['task'] == 'ps0'
   helpers.assert_no_orphans(pids)
   helpers.assert_checkpoint_restores(train_dir)
+
+
+def _hold_port_after_kill(pid, port, seconds):
+  """SIGKILLs ``pid``, then keeps its port accepting connections for
+  ``seconds`` once it is free: as a dying process's port does for a moment
+  after its connections were reset (seen in the chaos soak: a worker's
+  first probe found its killed ps still listening)."""
+  os.kill(pid, signal.SIGKILL)
+  deadline = time.monotonic() + 10
+  while True:
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+      listener.bind(('127.0.0.1', port))
+      listener.listen(128)
+      break
+    except OSError:
+      listener.close()
+      assert time.monotonic() < deadline, 'port %d never freed' % port
+      time.sleep(0.001)
+  try:
+    time.sleep(seconds)
+  finally:
+    listener.close()
+
+
+@pytest.mark.timeout(120)
+def test_ps_whose_port_outlives_its_connections_is_still_named(tmp_path):
+  """A secondary error may come before the killed peer refuses
+  connections: every worker keeps probing (root_cause.py, within
+  PEER_FAILURE_WAIT_SECONDS) and names ps1, never itself."""
+  def kill_ps1(process, pids):
+    port = int(re.search(r'ps1: 127\.0\.0\.1:(\d+)',
+                         helpers.read(str(tmp_path / 'launch.log'))).group(1))
+    _hold_port_after_kill(pids['ps1'], port, 1.5)
+  run = helpers.run_with_fault(
+      tmp_path, lambda process, log: helpers.wait_until_step(
+          process, log, 'worker1', 20), kill_ps1, 60, ps=2,
+      display_every=10)
+  assert run.code == exit_codes.RUN_FAILED, run.output
+  assert 'First failure: ps1 was killed by SIGKILL' in run.output
+  helpers.assert_ended_by_themselves(run.output)
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert 'Root cause: ps1 (PeerGone)' in helpers.task_lines(
+        run.output, label), run.output
+    assert recs[label]['failure']['task'] == 'ps1', recs[label]
+  helpers.assert_no_orphans(run.pids)
 
 
 @pytest.mark.timeout(120)

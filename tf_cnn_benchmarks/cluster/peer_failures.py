@@ -21,9 +21,13 @@ from tf_cnn_benchmarks.failures import failure
 PARTITION_WORDS = ('no answer at all (a network partition or a frozen '
                    'host), not a crash')
 
+# Words of errors caused by another task's failure, whatever their type.
+# A collective abort keeps the *cause's* type (e.g. InvalidArgumentError
+# for a peer's corrupt record): only its words say it came from elsewhere.
 _SECONDARY_PHRASES = ('closed Session', 'Session has been closed',
                       'Socket closed', 'Connection reset',
-                      'failed to connect to all addresses')
+                      'failed to connect to all addresses',
+                      'Collective ops is aborted')
 
 
 def is_secondary(exc):
