@@ -446,6 +446,11 @@ def table(outcomes, bound_of, ps_extra, replay):
   return lines
 
 
+def _stop_soak(signum, frame):
+  del frame
+  raise KeyboardInterrupt('chaos.py stopped by %s' % signal.Signals(signum).name)
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--trials', type=int, default=10)
@@ -467,6 +472,10 @@ def main(argv=None):
           'mounts. Run it as root, e.g. sudo %s %s' % (
               sys.executable, ' '.join(sys.argv)), file=sys.stderr)
     return 2
+  # Stopped from outside, the soak still tears its trial down (tasks,
+  # tmpfs, namespaces: the finally clauses), as it demands of the runtime.
+  signal.signal(signal.SIGTERM, _stop_soak)
+  signal.signal(signal.SIGHUP, _stop_soak)
   work = args.work_dir or tempfile.mkdtemp(prefix='chaos_')
   bound_of, ps_extra = chaos_plan.bounds()
   print('Chaos soak: %d trials from seed %d, in %s' % (args.trials,
