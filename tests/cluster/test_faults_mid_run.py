@@ -124,6 +124,25 @@ def test_ps_killed_every_worker_names_it(tmp_path):
   helpers.assert_checkpoint_restores(train_dir)
 
 
+@pytest.mark.timeout(150)
+def test_collective_worker_stopped_is_named_by_every_worker(tmp_path):
+  """collective_all_reduce keeps the board on worker0: it stays until the
+  others have read worker2's note (or left), so none blames the board's
+  host for being gone (a race the chaos soak found, seed 1021)."""
+  run = helpers.run_with_fault(
+      tmp_path, lambda process, log: helpers.wait_until_step(
+          process, log, 'worker1', 30),
+      lambda process, pids: os.kill(pids['worker2'], signal.SIGTERM), 60,
+      workers=4, ps=0, variable_update='collective_all_reduce',
+      display_every=10)
+  assert 'First failure: worker2' in run.output, run.output
+  recs = helpers.records(str(tmp_path))
+  assert recs['worker2']['status'] == 'interrupted', run.output
+  for label in ('worker0', 'worker1', 'worker3'):
+    assert recs[label]['failure']['task'] == 'worker2', (label, run.output)
+  helpers.assert_no_orphans(run.pids)
+
+
 def _hold_port_after_kill(pid, port, seconds):
   """SIGKILLs ``pid``, then keeps its port accepting connections for
   ``seconds`` once it is free: as a dying process's port does for a moment

@@ -17,6 +17,7 @@ for the root cause in a peer first (root_cause.py).
 import contextlib
 import dataclasses
 import sys
+import time
 
 import tensorflow as tf
 
@@ -41,6 +42,13 @@ tf1 = tf.compat.v1
 
 # Done signals sent in a hurry (the watchdog ends the task).
 _HURRIED_DONE_MS = 2000
+# The board's host (a collective cluster's chief) stays at most this long
+# after its own note until every other client has left one or is gone: a
+# peer still looking for the root cause (root_cause.py) reads the board
+# here, and would otherwise find only that the board's host is gone.
+_BOARD_HOST_WAIT_SECONDS = root_cause.PEER_FAILURE_WAIT_SECONDS + 2.0
+# ... when leaving in a hurry (within liveness/run_exit.LEAVING_SECONDS).
+_HURRIED_BOARD_HOST_WAIT_SECONDS = 3.0
 
 
 class ClusterRuntime:
@@ -58,6 +66,7 @@ class ClusterRuntime:
     self.start = self.board = self.done = self.rate = self._hello = None
     self.labels, self.client_index = [], None
     self._board_in_step = True
+    self._hosts_board = False  # this task hosts the board (wire_graph)
 
   @property
   def is_chief(self):
@@ -94,9 +103,10 @@ class ClusterRuntime:
     self.start = start_protocol.build(self.role, self.params, needs)
     self.labels = done_signals.client_labels(self.role)
     self.client_index = self.labels.index(self.role.task_name)
+    board_device = needs.barrier_device or self.role.device + '/device:CPU:0'
     self.board = progress_board.ProgressBoard(
-        needs.barrier_device or self.role.device + '/device:CPU:0',
-        len(self.labels), self.client_index)
+        board_device, len(self.labels), self.client_index)
+    self._hosts_board = board_device.startswith(self.role.device + '/')
     self.done = done_signals.DoneSignals(self.role)
     self.rate = cluster_rate.ClusterRate(self.role, self.params, global_step,
                                          needs.images_per_global_step)
@@ -177,6 +187,7 @@ class ClusterRuntime:
         self._on_failure(sess, e)
         raise
       finally:
+        self._wait_for_the_others(sess, _BOARD_HOST_WAIT_SECONDS)
         self.done.send(sess)
     finally:
       self.watchdog.stop()
@@ -234,7 +245,32 @@ class ClusterRuntime:
   def _leave(self, sess, status, run_failure):
     """Leaving in a hurry (liveness/run_exit.py): the note, then done."""
     self._leave_note(sess, {'status': status, 'failure': run_failure})
+    self._wait_for_the_others(sess, _HURRIED_BOARD_HOST_WAIT_SECONDS)
     self.done.send(sess, timeout_ms=_HURRIED_DONE_MS)
+
+  def _wait_for_the_others(self, sess, seconds):
+    """As the board's host, waits (at most ``seconds``) until every other
+    client has left its note or is gone; see _BOARD_HOST_WAIT_SECONDS."""
+    if not self._hosts_board:
+      return
+    peers = self.role.all_peers()
+    deadline = time.monotonic() + seconds
+    refusals = reachability.RefusalCount()
+    while time.monotonic() < deadline:
+      try:
+        snapshot = self.board.read(sess, deadlines.RPC_TIMEOUT_MS)
+      except tf.errors.OpError:
+        return
+      pending = {label: peers[label] for i, label in enumerate(self.labels)
+                 if i != self.client_index and not snapshot.left(i)}
+      if not pending:
+        return
+      for label, reason in reachability.probe_all(pending,
+                                                  timeout=0.5).items():
+        refusals.saw(label, reason)
+      if all(refusals.gone(label) for label in pending):
+        return
+      time.sleep(0.5)
 
   def _on_failure(self, sess, exc):
     """The main thread failed: find the root cause, or publish ours."""
