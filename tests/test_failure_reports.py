@@ -322,6 +322,29 @@ def test_launcher_follows_the_root_cause_line():
   assert launch_summary.exit_code(tasks) == exit_codes.RUN_FAILED
 
 
+def _unreachable(label, peer, exited_at):
+  return _task(label, 4, exited_at, [
+      'Run failed: %s is unreachable at h:1: no answer at all' % peer,
+      'Root cause: %s (PeerUnreachable)' % peer])
+
+
+def test_launcher_names_the_task_cut_off_by_a_partition():
+  """worker0's link went down: it finds its peers unreachable and names one
+  (exiting first), each of the others names worker0 (chaos soak seed
+  1033)."""
+  tasks = [_unreachable('worker0', 'worker1', 1.0),
+           _unreachable('worker1', 'worker0', 1.1),
+           _unreachable('worker2', 'worker0', 1.2)]
+  assert launch_summary.first_failure_of(tasks).label == 'worker0'
+  # Seen in the other order, the same answer.
+  tasks[0].exited_at = 2.0
+  assert launch_summary.first_failure_of(tasks).label == 'worker0'
+  # Two tasks cut from each other, nobody else: the earliest one's word.
+  assert launch_summary.first_failure_of(
+      [_unreachable('worker0', 'worker1', 1.0),
+       _unreachable('worker1', 'worker0', 1.1)]).label == 'worker1'
+
+
 def test_launcher_names_a_killed_task_and_exits_1():
   tasks = [_task('worker1', -signal.SIGKILL, 1.0),
            _task('worker0', 3, 5.0, ['Run stalled: ...'])]

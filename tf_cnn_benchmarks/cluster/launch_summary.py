@@ -4,6 +4,7 @@ Everything here reads what the tasks printed (rates, "Run failed:", "Root
 cause:") and how they exited; none of it starts or stops a process.
 """
 
+import collections
 import re
 
 from tf_cnn_benchmarks import exit_codes
@@ -76,16 +77,32 @@ def first_failure_of(tasks):
   The earliest to exit with an error, unless its output names another
   task as the root cause (a secondary failure may exit a moment before
   the failure it reports, e.g. a worker whose peer failed).
+
+  Two tasks that name each other saw a partition from its two sides: the
+  task cut off finds every peer unreachable and names one of them, while
+  each of the others names it. So the task named by the most failed tasks
+  is the cause (a tie keeps the earliest one's word: from inside, two
+  tasks cut from each other look alike).
   """
   failed = sorted((t for t in tasks if t.failed()),
                   key=lambda t: t.exited_at)
   if not failed:
     return None
-  named = _last_match(failures.ROOT_CAUSE_RE, failed[0].lines)
   by_label = {t.label: t for t in tasks}
-  if named and named[0] in by_label:
-    return by_label[named[0]]
-  return failed[0]
+  named = _root_cause(failed[0])
+  if named not in by_label:
+    return failed[0]
+  if _root_cause(by_label[named]) == failed[0].label:
+    votes = collections.Counter(_root_cause(t) for t in failed)
+    if votes[failed[0].label] > votes[named]:
+      return failed[0]
+  return by_label[named]
+
+
+def _root_cause(task):
+  """The task a task's output names as its failure's root cause, or None."""
+  named = _last_match(failures.ROOT_CAUSE_RE, task.lines)
+  return named[0] if named else None
 
 
 def describe_first_failure(task):
