@@ -6,11 +6,18 @@ preprocessing (distorted crop, fused decode-and-crop, flip, resize) at the
 model size with no model attached, and prints images/sec.
 
   python benchmarks/input_pipeline.py [--image_size 224 --batch_size 32
-      --steps 30 --distortions --datasets_num_private_threads N]
+      --steps 30 --distortions --datasets_num_private_threads N
+      --pipeline fast|checked|both --rounds R]
+
+--pipeline=both times the fast pipeline (what runs) against the checked
+one (every record carries its identity, as before issue #17) on the same
+records in one process, alternating R rounds of each so a busy machine
+disturbs both alike, and prints the ratio of the medians.
 """
 
 import argparse
 import os
+import statistics
 import shutil
 import sys
 import tempfile
@@ -22,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from preprocessing import build_dataset  # pylint: disable=g-import-not-at-top
 from preprocessing import generated_data
-from preprocessing import get_input_source
+from preprocessing import imagenet
 from preprocessing import input_benchmark
 
 
@@ -41,6 +48,13 @@ def _args(argv):
                       default=None)
   parser.add_argument('--subset', default='train',
                       choices=['train', 'validation'])
+  parser.add_argument('--pipeline', default='fast',
+                      choices=['fast', 'checked', 'both'],
+                      help='fast: what runs; checked: every record carries '
+                      'its identity (the old way); both: the two, and '
+                      'their ratio')
+  parser.add_argument('--rounds', type=int, default=1,
+                      help='measurements of each pipeline (alternating)')
   return parser.parse_args(argv)
 
 
@@ -65,20 +79,42 @@ def main(argv):
         datasets_use_prefetch=True, datasets_prefetch_buffer_size=1,
         datasets_use_caching=False,
         datasets_parallel_interleave_cycle_length=None, tf_random_seed=1234)
-    source = get_input_source(params, args.image_size, 1001, args.batch_size,
-                              1, args.subset)
-    stats = input_benchmark.measure_input_throughput(
-        source, warmup_steps=args.warmup_steps, steps=args.steps)
-    times = sorted(stats['step_times'])
+    pipelines = (['checked', 'fast'] if args.pipeline == 'both'
+                 else [args.pipeline])
+    stats = {name: [] for name in pipelines}
+    for _ in range(args.rounds):
+      for name in pipelines:
+        source = imagenet.ImageNetInput(params, args.image_size, 1001,
+                                        args.batch_size, args.subset,
+                                        checked=name == 'checked')
+        stats[name].append(input_benchmark.measure_input_throughput(
+            source, warmup_steps=args.warmup_steps, steps=args.steps))
     print('ImageNet %s preprocessing, %dx%d, batch %d, %d steps after %d '
           'warm-up (fused decode-and-crop %s, distortions %s), %d CPU cores'
           % (args.subset, args.image_size, args.image_size, args.batch_size,
              args.steps, args.warmup_steps,
              'on' if params.fuse_decode_and_crop else 'off',
              'on' if args.distortions else 'off', os.cpu_count()))
-    print('median step %.1f ms' % (1000 * times[len(times) // 2]))
-    print('CPU time per image %.2f ms (all threads)' % stats['cpu_ms_per_image'])
-    print('input-only images/sec: %.1f' % stats['images_per_sec'])
+    medians = {}
+    for name in pipelines:
+      runs = stats[name]
+      times = sorted(t for run in runs for t in run['step_times'])
+      medians[name] = (
+          statistics.median(r['images_per_sec'] for r in runs),
+          statistics.median(r['cpu_ms_per_image'] for r in runs))
+      label = '' if len(pipelines) == 1 else '%s pipeline: ' % name
+      print('%smedian step %.1f ms' % (label, 1000 * times[len(times) // 2]))
+      print('%sCPU time per image %.2f ms (all threads)'
+            % (label, medians[name][1]))
+      # benchmarks/performance.py reads this line (of one pipeline).
+      print('%sinput-only images/sec: %.1f' % (label, medians[name][0]))
+    if len(pipelines) == 2:
+      (fast_rate, fast_cpu), (checked_rate, checked_cpu) = (
+          medians['fast'], medians['checked'])
+      print('fast / checked: %.2fx images/sec, %.2fx CPU time per image '
+            '(medians of %d round%s)' % (
+                fast_rate / checked_rate, fast_cpu / checked_cpu,
+                args.rounds, '' if args.rounds == 1 else 's'))
   finally:
     shutil.rmtree(work, ignore_errors=True)
   return 0

@@ -149,10 +149,10 @@ def _check_batch(last_seq, batch):
 
 
 def rescan(shards, make_preprocess, good_record, deadline):
-  """Re-reads shards with every check; (DataError or None, shards read).
+  """Re-reads shards with every check; (DataError or None, shards done).
 
   shards: [(path, size)] in the order to read them; a file whose size
-  changed since is skipped (it is not what was read). make_preprocess():
+  changed since is skipped (it is not what was read; still done). make_preprocess():
   the fn of map_checked, made in the re-scan's graph. good_record: a
   serialized record that passes it, read after each shard so that a
   failing last record still has a successor to reveal its gap. Stops before a shard once
@@ -175,12 +175,12 @@ def rescan(shards, make_preprocess, good_record, deadline):
   read = 0
   with tf1.Session(graph=graph) as sess:
     for shard, shard_size in shards:
-      if time.monotonic() > deadline:
+      if time.monotonic() >= deadline:
         break
+      read += 1
       if not tf.io.gfile.exists(shard) or \
           tf.io.gfile.stat(shard).length != shard_size:
         continue
-      read += 1
       try:
         sess.run(run_through, {path: shard, size: shard_size})
       except tf.errors.OpError as e:

@@ -112,24 +112,30 @@ def locate(exc, token=None):
   if cached is not None:
     return cached
   message = getattr(exc, 'message', None) or str(exc)
+  if _PEER_WORDS in message:
+    return _remember(exc, (None, 'it came from another task'))
   found, searched = None, None
-  if _PEER_WORDS not in message:
-    start = time.monotonic()
-    deadline = start + RESCAN_SECONDS
-    scanned = total = 0
-    for source in _candidates(token):
-      found, done, count = source.locate_bad_record(deadline)
-      scanned += done
-      total += count
-      if found is not None:
-        break
-    if found is None and total:
-      searched = ('re-reading %d of the %d shards read (most recently '
-                  'opened first) for %.0f s found no bad record%s'
-                  % (scanned, total, time.monotonic() - start,
-                     '' if scanned == total else
-                     ' before the time limit (%.0f s)' % RESCAN_SECONDS))
-  result = (found, searched)
+  start = time.monotonic()
+  deadline = start + RESCAN_SECONDS
+  scanned = total = 0
+  for source in _candidates(token):
+    found, done, count = source.locate_bad_record(deadline)
+    scanned += done
+    total += count
+    if found is not None:
+      break
+  took = time.monotonic() - start
+  if found is None and scanned < total:
+    searched = ('re-read %d of the %d shards, most recently opened first, '
+                'in %.0f s, the time limit' % (scanned, total, took))
+  elif found is None and total:
+    searched = ('re-read all %d shards in %.0f s and found no bad record: '
+                'the failure comes and goes (a flaky disk or network file '
+                'system?)' % (total, took))
+  return _remember(exc, (found, searched))
+
+
+def _remember(exc, result):
   try:
     exc._located_data_error = result  # pylint: disable=protected-access
   except AttributeError:

@@ -153,7 +153,7 @@ def explain_data_error(exc):
     code, _, detail, token = match.groups()
     found, searched = diagnosis.locate(exc, token)
     return found or describe(int(code), None, None, int(detail),
-                             searched or 'the source was gone')
+                             searched or 'no live input pipeline to re-read')
   if not isinstance(exc, (tf.errors.DataLossError,
                           tf.errors.InvalidArgumentError)):
     return None
