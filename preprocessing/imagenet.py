@@ -4,7 +4,8 @@ Pipeline (tf.data, built inside the caller's tf.compat.v1 graph, on the
 host CPU): shard list (shuffled per epoch for training) -> parallel
 interleave of the shards (noting each shard opened) -> [cache] -> shuffle
 (training) -> repeat -> parse + preprocess (parallel map) -> batch per
-tower (drop remainder) -> label range check -> prefetch. Nothing per
+tower (drop remainder) -> label range and JPEG signature check (one per
+batch) -> prefetch. Nothing per
 element beyond the work itself: a failure names no file until
 explain_data_error has the shards re-read by the checked reader (see
 diagnosis and checked_reading).
@@ -17,8 +18,8 @@ import warnings
 import tensorflow as tf
 
 from preprocessing import base
-from preprocessing import codec
 from preprocessing import checked_reading
+from preprocessing import codec
 from preprocessing import dataset_options
 from preprocessing import devices
 from preprocessing import diagnosis

@@ -65,7 +65,6 @@ def test_the_fast_pipeline_notes_each_shard_it_opens(shards_dir):
   src = source(shards_dir)
   run_batches(src, 2)
   paths = sorted(glob.glob(os.path.join(shards_dir, 'train-*')))
-  assert set(src.shard_log.newest_first(paths)) == set(paths)
   assert src.shard_log.last_opened >= 0
   assert src.shard_log._opened.keys() == set(paths)  # pylint: disable=protected-access
 
