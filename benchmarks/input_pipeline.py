@@ -6,11 +6,22 @@ preprocessing (distorted crop, fused decode-and-crop, flip, resize) at the
 model size with no model attached, and prints images/sec.
 
   python benchmarks/input_pipeline.py [--image_size 224 --batch_size 32
-      --steps 30 --distortions --datasets_num_private_threads N]
+      --steps 30 --distortions --datasets_num_private_threads N
+      --pipeline fast|checked|original_order|both|A,B,... --rounds R]
+
+Pipelines (same records, same preprocessing): fast is what runs; checked
+carries every record's identity through the pipeline (as before issue
+#17); original_order arranges the fast pipeline's stages as the original
+tool did (records prefetched by one batch before the shuffle, a fixed
+batch-size number of parallel map calls instead of tf.data's autotuning).
+Several (both = checked,fast) are timed in one process, alternating R
+rounds of each so a busy machine disturbs all alike; the ratios of their
+medians to the first one listed are printed.
 """
 
 import argparse
 import os
+import statistics
 import shutil
 import sys
 import tempfile
@@ -20,10 +31,58 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from preprocessing import build_dataset  # pylint: disable=g-import-not-at-top
+import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+from preprocessing import build_dataset
+from preprocessing import dataset_options
 from preprocessing import generated_data
-from preprocessing import get_input_source
+from preprocessing import imagenet
 from preprocessing import input_benchmark
+
+PIPELINES = ('fast', 'checked', 'original_order')
+
+
+class OriginalOrderInput(imagenet.ImageNetInput):
+  """The fast pipeline's work, with the original tool's stage order and
+  parallelism (see the module docstring); for comparison only."""
+
+  # pylint: disable=protected-access
+  def make_dataset(self):
+    params = self._params
+    seed = params.tf_random_seed
+    files = tf.data.Dataset.from_tensor_slices(tf.constant(self._paths))
+    if self.training:
+      files = files.shuffle(len(self._paths), seed=seed)
+    records = dataset_options.interleave(
+        files, self.shard_log.reader(tf.data.TFRecordDataset), params,
+        len(self._paths), self.training)
+    records = records.prefetch(self._batch_size)
+    if self.training:
+      records = records.shuffle(dataset_options.SHUFFLE_BUFFER, seed=seed)
+    examples = records.repeat().map(
+        lambda record: self._preprocess(record, 0),
+        num_parallel_calls=self._batch_size)
+    batches = examples.batch(self._batch_size, drop_remainder=True)
+    return dataset_options.finish(batches.map(self._check_batch), params)
+
+
+def make_source(name, params, args):
+  if name == 'original_order':
+    return OriginalOrderInput(params, args.image_size, 1001, args.batch_size,
+                              args.subset)
+  return imagenet.ImageNetInput(params, args.image_size, 1001,
+                                args.batch_size, args.subset,
+                                checked=name == 'checked')
+
+
+def pipeline_names(text):
+  names = ['checked', 'fast'] if text == 'both' else text.split(',')
+  unknown = [n for n in names if n not in PIPELINES]
+  if unknown or len(set(names)) != len(names):
+    raise argparse.ArgumentTypeError(
+        '%r: give one or more of %s, comma-separated, or both'
+        % (text, ', '.join(PIPELINES)))
+  return names
 
 
 def _args(argv):
@@ -41,6 +100,11 @@ def _args(argv):
                       default=None)
   parser.add_argument('--subset', default='train',
                       choices=['train', 'validation'])
+  parser.add_argument('--pipeline', default=['fast'], type=pipeline_names,
+                      help='fast (what runs), checked, original_order, '
+                      'both (= checked,fast) or a comma-separated list')
+  parser.add_argument('--rounds', type=int, default=1,
+                      help='measurements of each pipeline (alternating)')
   return parser.parse_args(argv)
 
 
@@ -65,20 +129,39 @@ def main(argv):
         datasets_use_prefetch=True, datasets_prefetch_buffer_size=1,
         datasets_use_caching=False,
         datasets_parallel_interleave_cycle_length=None, tf_random_seed=1234)
-    source = get_input_source(params, args.image_size, 1001, args.batch_size,
-                              1, args.subset)
-    stats = input_benchmark.measure_input_throughput(
-        source, warmup_steps=args.warmup_steps, steps=args.steps)
-    times = sorted(stats['step_times'])
+    pipelines = args.pipeline
+    stats = {name: [] for name in pipelines}
+    for _ in range(args.rounds):
+      for name in pipelines:
+        source = make_source(name, params, args)
+        stats[name].append(input_benchmark.measure_input_throughput(
+            source, warmup_steps=args.warmup_steps, steps=args.steps))
     print('ImageNet %s preprocessing, %dx%d, batch %d, %d steps after %d '
           'warm-up (fused decode-and-crop %s, distortions %s), %d CPU cores'
           % (args.subset, args.image_size, args.image_size, args.batch_size,
              args.steps, args.warmup_steps,
              'on' if params.fuse_decode_and_crop else 'off',
              'on' if args.distortions else 'off', os.cpu_count()))
-    print('median step %.1f ms' % (1000 * times[len(times) // 2]))
-    print('CPU time per image %.2f ms (all threads)' % stats['cpu_ms_per_image'])
-    print('input-only images/sec: %.1f' % stats['images_per_sec'])
+    medians = {}
+    for name in pipelines:
+      runs = stats[name]
+      times = sorted(t for run in runs for t in run['step_times'])
+      medians[name] = (
+          statistics.median(r['images_per_sec'] for r in runs),
+          statistics.median(r['cpu_ms_per_image'] for r in runs))
+      label = '' if len(pipelines) == 1 else '%s pipeline: ' % name
+      print('%smedian step %.1f ms' % (label, 1000 * times[len(times) // 2]))
+      print('%sCPU time per image %.2f ms (all threads)'
+            % (label, medians[name][1]))
+      # benchmarks/performance.py reads this line (of one pipeline).
+      print('%sinput-only images/sec: %.1f' % (label, medians[name][0]))
+    first = pipelines[0]
+    for name in pipelines[1:]:
+      print('%s / %s: %.2fx images/sec, %.2fx CPU time per image (medians '
+            'of %d round%s)' % (
+                name, first, medians[name][0] / medians[first][0],
+                medians[name][1] / medians[first][1], args.rounds,
+                '' if args.rounds == 1 else 's'))
   finally:
     shutil.rmtree(work, ignore_errors=True)
   return 0

@@ -1,5 +1,9 @@
 """tf.data stages that turn read/decode failures into errors naming the file.
 
+Not on the fast path: the ImageNet pipeline reads without these stages and,
+only when it fails, `rescan` re-reads shards through them to find the bad
+record (see diagnosis). The up-front first-record check uses them too.
+
 TensorFlow's own errors here name no file: the TFRecord reader says only
 "corrupted record at 128", the JPEG decoder "Invalid JPEG data". So every
 element carries its identity (`file`, `index` within the file) and an
@@ -19,19 +23,22 @@ element carries its identity (`file`, `index` within the file) and an
 
 Why this shape: each tf.data stage costs tens of microseconds per element
 on a busy CPU, so per element there are only two small scans (per shard,
-and numbering) and the check runs once per batch. See
-preprocessing/README.md for the measured overhead.
+and numbering) and the check runs once per batch. Still ~15% of the CPU
+per image, hence only on the failure path (preprocessing/README.md).
 
-One case would make the dropping loop forever: every record of the dataset
-failing. The sources rule it out before the graph runs by preprocessing one
-record up front, so each epoch yields at least one element.
+Dropping would loop forever if every record of a repeated dataset failed;
+`rescan` reads each shard once and then a record known to be good (the
+sources check their first record up front).
 """
 
+import time
 import warnings
 
 import tensorflow as tf
 
 from preprocessing import errors
+
+tf1 = tf.compat.v1
 
 # Bytes of TFRecord framing around each record's data: length (8), CRC of
 # the length (4), CRC of the data (4).
@@ -139,3 +146,45 @@ def _check_batch(last_seq, batch):
   with tf.control_dependencies([assertion]):
     outputs = tf.nest.map_structure(tf.identity, outputs)
   return seqs[-1], outputs
+
+
+def rescan(shards, make_preprocess, good_record, deadline):
+  """Re-reads shards with every check; (DataError or None, shards done).
+
+  shards: [(path, size)] in the order to read them; a file whose size
+  changed since is skipped (it is not what was read; still done). make_preprocess():
+  the fn of map_checked, made in the re-scan's graph. good_record: a
+  serialized record that passes it, read after each shard so that a
+  failing last record still has a successor to reveal its gap. Stops before a shard once
+  time.monotonic() > deadline. The DataError names the first bad record
+  of the first shard that has one, exactly as the checked pipeline did.
+  """
+  graph = tf.Graph()
+  with graph.as_default():
+    path = tf1.placeholder(tf.string, [])
+    size = tf1.placeholder(tf.int64, [])
+    sentinel = tf.data.Dataset.from_tensors(_identity(
+        tf.constant(good_record), tf.constant(''),
+        tf.constant(-1, tf.int64), errors.OK))
+    batches = map_checked(read_shard(path, size).concatenate(sentinel),
+                          make_preprocess(), 1,
+                          num_parallel_calls=tf.data.AUTOTUNE)
+    # One Session.run per shard: the reduction runs it to the end.
+    run_through = batches.reduce(tf.constant(0, tf.int64),
+                                 lambda count, _: count + 1)
+  read = 0
+  with tf1.Session(graph=graph) as sess:
+    for shard, shard_size in shards:
+      if time.monotonic() >= deadline:
+        break
+      read += 1
+      if not tf.io.gfile.exists(shard) or \
+          tf.io.gfile.stat(shard).length != shard_size:
+        continue
+      try:
+        sess.run(run_through, {path: shard, size: shard_size})
+      except tf.errors.OpError as e:
+        found = errors.located_error(e)
+        if found is not None:
+          return found, read
+  return None, read

@@ -4,10 +4,13 @@ Two kinds of checks exist. Those possible before the graph runs (directory
 missing, no shards, unreadable CIFAR batch) raise DataError directly. Those
 only possible while reading (corrupt record, non-JPEG image, label out of
 range) happen inside tf.data, where Python cannot see which file is being
-read. There the pipeline fails a `tf.debugging.Assert` whose message carries
-a marker with the error code, file and record index (see `marker_data`);
-`explain_data_error` turns the TensorFlow error that surfaces from
-`Session.run` back into a DataError.
+read. The checked reader (checked_reading) fails a `tf.debugging.Assert`
+whose message carries a marker with the error code, file and record index
+(see `marker_data`). The fast pipeline the sources run names no file: its
+errors are TensorFlow's own, or a marker without a record (index -1);
+`explain_data_error` then has the record found by re-reading the shards
+with the checked reader (diagnosis). Either way it turns the TensorFlow
+error that surfaces from `Session.run` back into a DataError.
 """
 
 import re
@@ -84,51 +87,89 @@ def marker_data(code, path, index, detail):
 
   Args are scalar tensors: int error code, string file, int64 record index,
   int64 detail (UNDECODABLE: how many records just before this one also
-  failed; BAD_LABEL: the label found).
+  failed; BAD_LABEL: the label found). A check that cannot know the record
+  passes index -1 and, for the file, its source's diagnosis token.
   """
   return [_MARKER_START, code, index, detail, path, _MARKER_END]
 
 
-def describe(code, path, index, detail=0):
-  """The one-paragraph DataError for an error code seen while reading."""
+def describe(code, path, index, detail=0, searched=None):
+  """The one-paragraph DataError for an error code seen while reading.
+
+  path None: the record could not be found; searched says where it was
+  looked for.
+  """
   what, todo = _REASONS.get(code, ('unknown input error %d' % code,
                                     'Check the data directory.'))
-  where = 'record %d of %s' % (index, path) if index is not None and \
-      index >= 0 else path
+  if path is None:
+    where = ' a record that re-reading could not pin (%s)' % searched
+  elif index is not None and index >= 0:
+    where = ' record %d of %s' % (index, path)
+  else:
+    where = ' ' + path
   more = ''
   if code == UNDECODABLE and detail > 0:
     more = (' (%d more record%s read just before it also failed, so the '
             'damage may be wider)' % (detail, 's' if detail > 1 else ''))
   elif code == BAD_LABEL:
     more = ' (found %d)' % detail
-  return DataError('Bad input data in %s: %s%s. %s'
+  return DataError('Bad input data in%s: %s%s. %s'
                    % (where, what, more, todo), path=path, index=index)
+
+
+def located_error(exc):
+  """The DataError of a checked reader's marker in exc, or None.
+
+  None also when the marker names no record (the fast pipeline's).
+  """
+  match = _MARKER_RE.search(getattr(exc, 'message', None) or str(exc))
+  if not match or int(match.group(2)) < 0:
+    return None
+  code, index, detail, path = match.groups()
+  return describe(int(code), path, int(index), int(detail))
 
 
 def explain_data_error(exc):
   """The DataError behind an exception from Session.run, or None.
 
   Returns `exc` itself when it is already a DataError; a DataError naming
-  the file and record when the exception carries the pipeline's marker; a
-  DataError without a file for other reader/decoder failures recognisable as
-  data problems (DataLossError, JPEG/Example parse errors); None when the
-  exception is not about input data, so the caller re-raises it.
+  the file and record when the exception carries the checked reader's
+  marker, or when re-reading the shards finds the record (see diagnosis);
+  a DataError without a file for other reader/decoder failures
+  recognisable as data problems (DataLossError, JPEG/Example parse
+  errors), saying what was re-read in vain; None when the exception is not
+  about input data, so the caller re-raises it.
   """
+  from preprocessing import diagnosis  # pylint: disable=g-import-not-at-top
   if isinstance(exc, DataError):
     return exc
+  located = located_error(exc)
+  if located is not None:
+    return located
   message = getattr(exc, 'message', None) or str(exc)
   match = _MARKER_RE.search(message)
   if match:
-    code, index, detail, path = match.groups()
-    return describe(int(code), path, int(index), int(detail))
-  if isinstance(exc, tf.errors.DataLossError) or (
-      isinstance(exc, tf.errors.InvalidArgumentError) and
-      re.search(r'JPEG|jpeg|parse example|Example', message)):
+    # The fast pipeline's own check knows the batch, not the record.
+    code, _, detail, token = match.groups()
+    found, searched = diagnosis.locate(exc, token)
+    return found or describe(int(code), None, None, int(detail),
+                             searched or 'no live input pipeline to re-read')
+  if not isinstance(exc, (tf.errors.DataLossError,
+                          tf.errors.InvalidArgumentError)):
+    return None
+  searched = None
+  if diagnosis.might_be_data(message):
+    found, searched = diagnosis.locate(exc)
+    if found is not None:
+      return found
+  if isinstance(exc, tf.errors.DataLossError) or re.search(
+      r'JPEG|jpeg|parse example|Example', message):
     first = _node_message(message)
     return DataError(
         'Bad input data: the input pipeline failed with "%s", in a file it '
-        'could not name. Check the shards in the data directory (rebuild '
-        'them with `tf_cnn_benchmarks build-dataset`).' % first)
+        'could not name%s. Check the shards in the data directory (rebuild '
+        'them with `tf_cnn_benchmarks build-dataset`).'
+        % (first, ' (%s)' % searched if searched else ''))
   return None
 
 
