@@ -5,7 +5,9 @@ on the ps tasks, spread by size; every tower of every worker reads them
 there. A worker averages its towers' gradients locally, then:
   * --cross_replica_sync (default): pushes the mean to the accumulators on
     the ps; the chief applies the mean over all workers once per cluster
-    step (sync_replicas.py);
+    step (sync_replicas.py); with --sync_updates=barrier (the original's)
+    each worker applies its own mean, then all meet at a barrier
+    (sync_barrier.py);
   * otherwise: applies it straight to the variables (asynchronous SGD; the
     global step advances once per worker step).
 """
