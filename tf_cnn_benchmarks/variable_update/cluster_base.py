@@ -63,6 +63,15 @@ class ClusterManagerMixin:
     """The worker's first device (reductions, coordination reads)."""
     return self.rc.tower_devices[0]
 
+  @property
+  def report_device(self):
+    # Not the parameter device: on a ps task every tower's loss would go
+    # there and the mean come back, two RPCs per step for a fetch
+    # (step_profile.py).
+    if self.mode.has_ps_tasks:
+      return self.worker_device
+    return self.rc.param_device
+
   def default_device_scope(self):
     # Ops nobody placed (saver, learning rate, init ops) stay on this task
     # rather than wherever the placer likes (e.g. a ps' disk for a save).

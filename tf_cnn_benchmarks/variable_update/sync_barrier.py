@@ -59,7 +59,9 @@ class SyncBarrier:
       token = tf.constant(True)
       arrived = [_barrier_queue(self.token_device, i).enqueue([token])
                  for i in range(self.num_workers) if i != self.task_index]
-    with tf.control_dependencies(arrived):
+    # The step's last op on the token device, which hosts the board too:
+    # the board counts the step done without another hop.
+    with tf.control_dependencies(arrived), tf1.device(self.token_device):
       return tf.group(own_queue.dequeue_many(self.num_workers - 1))
 
   def chief_post_init_ops(self):
