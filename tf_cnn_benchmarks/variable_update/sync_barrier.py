@@ -20,14 +20,14 @@ the watchdog end (cluster/runtime.py), as with the default's token queue.
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks.variable_update import sync_replicas
+
 tf1 = tf.compat.v1
 
 
 def _barrier_queue(device, worker_index):
-  with tf1.device(device):
-    return tf1.FIFOQueue(-1, [tf.bool], shapes=[[]],
-                         shared_name='sync_barrier_queue_%d' % worker_index,
-                         name='sync_barrier_queue_%d' % worker_index)
+  return sync_replicas.worker_queue(device, 'sync_barrier_queue',
+                                    worker_index, tf.bool)
 
 
 class SyncBarrier:

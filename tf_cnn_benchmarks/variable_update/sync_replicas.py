@@ -27,11 +27,17 @@ from tf_cnn_benchmarks.variable_update import base
 tf1 = tf.compat.v1
 
 
-def _token_queue(device, worker_index):
+def worker_queue(device, prefix, worker_index, dtype=tf.int64):
+  """Worker ``worker_index``'s queue of scalars on ``device``, shared by
+  name by every worker's graph (the token queues; sync_barrier.py's)."""
+  name = '%s_%d' % (prefix, worker_index)
   with tf1.device(device):
-    return tf1.FIFOQueue(-1, [tf.int64], shapes=[[]],
-                         shared_name='sync_token_queue_%d' % worker_index,
-                         name='sync_token_queue_%d' % worker_index)
+    return tf1.FIFOQueue(-1, [dtype], shapes=[[]], shared_name=name,
+                         name=name)
+
+
+def _token_queue(device, worker_index):
+  return worker_queue(device, 'sync_token_queue', worker_index)
 
 
 class SyncReplicas:
