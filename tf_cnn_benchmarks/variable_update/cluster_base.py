@@ -87,7 +87,7 @@ class ClusterManagerMixin:
     if self.role.cross_replica_sync and self.one_update_per_step:
       self.sync = sync_replicas.SyncReplicas(
           self.role.num_workers, self.role.task_index, self.role.is_chief,
-          self.worker_device, self.rc.param_device)
+          self.rc.param_device)
     elif self.role.cross_replica_sync:
       self.sync = sync_barrier.SyncBarrier(
           self.role.num_workers, self.role.task_index, self.rc.param_device)

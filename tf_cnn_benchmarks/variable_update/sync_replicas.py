@@ -43,13 +43,11 @@ def _token_queue(device, worker_index):
 class SyncReplicas:
   """Builds the synchronous update of one worker's graph."""
 
-  def __init__(self, num_workers, task_index, is_chief, worker_device,
-               token_device):
+  def __init__(self, num_workers, task_index, is_chief, token_device):
     self.num_workers = num_workers
     self.task_index = task_index
     self.is_chief = is_chief
     self.token_device = token_device
-    del worker_device
     with tf1.device(token_device):
       # The step this worker's next gradient belongs to; this worker's own
       # (its name), but kept beside the token queues and the board rather
