@@ -39,7 +39,8 @@ CONFIG_FIELDS = (
     'batch_size_per_device', 'global_batch_size', 'num_devices', 'device',
     'data_format', 'variable_update', 'optimizer', 'num_batches',
     'num_warmup_batches', 'use_fp16', 'compute_dtype', 'xla_compile',
-    'num_workers', 'num_ps', 'job_name', 'task_index', 'cross_replica_sync')
+    'num_workers', 'num_ps', 'job_name', 'task_index', 'cross_replica_sync',
+    'sync_updates')
 ENVIRONMENT_FIELDS = (
     'tf_version', 'tf_git_version', 'python_version', 'numpy_version',
     'harness_version', 'cpu_model', 'cpu_count', 'accelerator', 'hostname',

@@ -103,6 +103,27 @@ def test_bad_flags_are_usage_errors(args, phrase):
   assert phrase in str(e.value)
 
 
+_PS_WORKER = ('--job_name=worker', '--worker_hosts=a:1,b:2', '--ps_hosts=c:3')
+
+
+@pytest.mark.parametrize('args, phrase', [
+    ([], 'a single process'),
+    (_PS_WORKER + ('--cross_replica_sync=False',), 'an asynchronous cluster'),
+    (('--job_name=worker', '--worker_hosts=a:1,b:2',
+      '--variable_update=collective_all_reduce'), 'has no ps tasks'),
+])
+def test_sync_updates_barrier_only_in_a_synchronous_ps_cluster(args, phrase):
+  with pytest.raises(flags.UsageError) as e:
+    parse('--sync_updates=barrier', *args)
+  assert phrase in str(e.value) and '--sync_updates=barrier' in str(e.value)
+  # True synchronous SGD stays the default, and "mean" is valid anywhere.
+  assert parse(*_PS_WORKER).sync_updates == 'mean'
+  assert parse('--sync_updates=mean').sync_updates == 'mean'
+  for mode in ('parameter_server', 'distributed_replicated'):
+    assert parse('--sync_updates=barrier', '--variable_update=' + mode,
+                 *_PS_WORKER).sync_updates == 'barrier'
+
+
 # What absl calls each kind of flag the table names.
 _ABSL_FLAG_TYPE = {'string': 'string', 'boolean': 'bool', 'integer': 'int',
                    'float': 'float', 'enum': 'string enum',

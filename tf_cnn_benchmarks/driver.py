@@ -164,7 +164,11 @@ def _variables_description(rc):
 
 def _sync_description(rc):
   """The header's `Sync:` value: cluster runs only, as in the original."""
-  return str(rc.params.cross_replica_sync) if rc.cluster else None
+  if not rc.cluster:
+    return None
+  if rc.params.sync_updates == 'barrier':
+    return 'True (barrier: each worker applies its own gradient)'
+  return str(rc.params.cross_replica_sync)
 
 
 def _run_session(params, rc, built, runtime, times, reporter, watch, result):

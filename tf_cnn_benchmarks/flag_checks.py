@@ -240,9 +240,34 @@ def _validate_summary_flags(p):
         'be combined with --batch_group_size=%d.' % p.batch_group_size)
 
 
+def _validate_sync_updates(p, mode):
+  """--sync_updates=barrier only where workers apply through ps tasks and
+  wait for each other: a synchronous cluster of a ps mode."""
+  if p.sync_updates == 'mean':
+    return
+  where = None
+  if not is_cluster_task(p):
+    where = 'a single process, which has no workers to synchronise'
+  elif not mode.has_ps_tasks:
+    where = ('--variable_update=%s, which has no ps tasks to apply to'
+             % p.variable_update)
+  elif not p.cross_replica_sync:
+    where = ('an asynchronous cluster (--cross_replica_sync=False), whose '
+             'workers never wait for each other')
+  if where:
+    raise UsageError(
+        '--sync_updates=%s chooses how a synchronous cluster of %s '
+        'combines its workers\' gradients, but this run is %s. Drop the '
+        'flag, or run a cluster of one of those modes with '
+        '--cross_replica_sync=True.' % (
+            p.sync_updates, ' or '.join(modes.names(has_ps_tasks=True)),
+            where))
+
+
 def _validate_cluster_flags(p):
   """Cluster checks that need no host list (cluster/roles.py checks those)."""
   mode = modes.get(p.variable_update)
+  _validate_sync_updates(p, mode)
   if not is_cluster_task(p):
     if not mode.runs_locally:
       raise UsageError(

@@ -347,6 +347,15 @@ FLAG_SPECS = (
        'TensorFlow build that has them).'),
     _S(CLUSTER, 'cross_replica_sync', 'boolean', True,
        'Synchronous training across workers (False: asynchronous).'),
+    _S(CLUSTER, 'sync_updates', 'enum', 'mean',
+       'How a synchronous ps-mode cluster (parameter_server, '
+       'distributed_replicated) updates: "mean" applies the mean of every '
+       'worker\'s gradient once per step (true synchronous SGD, one '
+       'global step per cluster step); "barrier" is the original tool\'s: '
+       'each worker applies its own gradient, then all meet at a barrier '
+       '(N updates and N global steps per cluster step). Not in the '
+       'original\'s flags; there the behaviour was always "barrier".',
+       enum_values=('mean', 'barrier')),
     _S(CLUSTER, 'cluster_spec', 'string', None,
        'A JSON file describing the cluster instead of --ps_hosts/'
        '--worker_hosts/--controller_host: {"ps": [...], "worker": [...]}, '

@@ -189,7 +189,7 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
       tower_total.append(total_loss)
       tower_base.append(base_loss)
 
-    with tf1.device(rc.param_device):
+    with tf1.device(vm.report_device):
       total_loss = tf.reduce_mean(tf.stack(tower_total))
       base_loss = tf.reduce_mean(tf.stack(tower_base))
       top_1 = tf.math.add_n(top1) if top1 else None

@@ -61,7 +61,8 @@ def build_unstarted_record(run_id, started_at, finished_at, params, role,
       'num_warmup_batches': p.num_warmup_batches, 'use_fp16': p.use_fp16,
       'compute_dtype': None, 'xla_compile': bool(p.xla_compile or p.xla),
       'num_workers': role.num_workers if role is not None else 1,
-      'cross_replica_sync': p.cross_replica_sync}
+      'cross_replica_sync': p.cross_replica_sync,
+      'sync_updates': p.sync_updates}
   config.update(_role_config(role))
   return _record(run_id, started_at, finished_at, p, result, config,
                  p.cluster_run_id or None,
@@ -108,6 +109,7 @@ def _config(p, rc, data_description):
       'xla_compile': bool(p.xla_compile or p.xla),
       'num_workers': num_workers,
       'cross_replica_sync': p.cross_replica_sync,
+      'sync_updates': p.sync_updates,
   }
   config.update(_role_config(role))
   return config

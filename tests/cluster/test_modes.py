@@ -61,6 +61,44 @@ def test_parameter_server_sync_equals_local_replicated(tmp_path):
   _assert_same_math(recs, 2, helpers.local_losses(num_gpus=2))
 
 
+@pytest.mark.timeout(240)
+def test_parameter_server_barrier_applies_each_workers_gradient(tmp_path):
+  """--sync_updates=barrier (the original's): every worker applies its own
+  gradient, so the variables move N times per cluster step. With plain
+  SGD, two applies of gradients taken at the same weights are one apply of
+  their sum: the mean mode at twice the rate. worker1 enters every step
+  2 s late (a test fault), so worker0 always reads the weights before
+  worker1's update of that step; worker1 itself reads them after
+  worker0's, so its gradient is taken half a step on, which moves the
+  next weights only to second order in the rate (far below rtol here)."""
+  lr = 1e-5  # Losses move ~5e-4 a step at this rate, at 2x ~1e-3.
+  for run in ('barrier', 'mean'):
+    (tmp_path / run).mkdir()
+  code, output = helpers.launch_and_wait(
+      tmp_path / 'barrier', 170, optimizer='sgd', init_learning_rate=lr,
+      num_batches=helpers.NUM_BATCHES, display_every=1,
+      sync_updates='barrier',
+      env={helpers.FAULT_ENV: 'lag:worker1:step1:x2'})
+  _assert_clean_finish(code, output, ['ps0', 'worker0', 'worker1'],
+                       str(tmp_path / 'barrier'))
+  chief = helpers.task_lines(output, 'worker0')
+  assert 'Sync:        True (barrier: each worker applies its own ' \
+         'gradient)' in chief
+  # Each worker's update advances the global step, as in the original.
+  assert helpers.chief_global_steps(chief) == 2 * helpers.NUM_BATCHES
+  recs = helpers.records(str(tmp_path / 'barrier'))
+  assert {r['config']['sync_updates'] for r in recs.values()} == {'barrier'}
+  code, output = helpers.launch_and_wait(
+      tmp_path / 'mean', 170, optimizer='sgd', init_learning_rate=2 * lr,
+      num_batches=helpers.NUM_BATCHES, display_every=1)
+  assert code == 0, output
+  sum_once = helpers.records(str(tmp_path / 'mean'))
+  assert sum_once['worker0']['config']['sync_updates'] == 'mean'
+  np.testing.assert_allclose(helpers.step_losses(recs['worker0']),
+                             helpers.step_losses(sum_once['worker0']),
+                             rtol=2e-6)
+
+
 @pytest.mark.timeout(180)
 def test_parameter_server_async_over_two_ps_tasks(tmp_path):
   code, output = helpers.launch(

@@ -19,7 +19,12 @@ Read from one environment variable, which no user sets by accident:
                         worker2's step graph, after its gradients are
                         computed and before it hands them over, sleeps
                         (F - 1) x the time the run took to get there, so
-                        worker2 computes 3x slower (a slower machine).
+                        worker2 computes 3x slower (a slower machine);
+  lag:worker1:step1:x2  from its step 1 on, worker1 sleeps 2 s (F
+                        seconds, not a factor) before each step: it enters
+                        every step after the others have done its work
+                        (orders the workers' updates in a test of
+                        --sync_updates=barrier).
 
 Only the task named is affected; every other task ignores the variable.
 Nothing but runtime.ClusterRuntime (its wire_graph and run_step) consults
@@ -33,12 +38,13 @@ import time
 from typing import Optional
 
 ENV = 'TF_CNN_BENCHMARKS_TEST_FAULT'
-KINDS = ('stall', 'oom', 'slow', 'slow_compute')
+KINDS = ('stall', 'oom', 'slow', 'slow_compute', 'lag')
 _SPEC = re.compile(r'^(%s):(\w+?\d+):step(\d+)(?::x([0-9.]+))?$' %
                    '|'.join(KINDS))
 
 
-_SLOW = ('slow', 'slow_compute')
+# Kinds whose spec has an :x<F> part.
+_WITH_FACTOR = ('slow', 'slow_compute', 'lag')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +57,7 @@ class Fault:
   def describe(self):
     return 'injected by %s=%s:%s:step%d%s (test only)' % (
         ENV, self.kind, self.task, self.step,
-        ':x%g' % self.factor if self.kind in _SLOW else '')
+        ':x%g' % self.factor if self.kind in _WITH_FACTOR else '')
 
 
 def planned_for(task_name, environ=None) -> Optional[Fault]:
@@ -76,6 +82,8 @@ def before_step(fault, step, say):
   """
   if fault is not None and fault.kind == 'slow' and step >= fault.step:
     _slow_down(fault, step)
+  if fault is not None and fault.kind == 'lag' and step >= fault.step:
+    time.sleep(fault.factor)
   if fault is not None and fault.kind == 'slow_compute':
     # Read by the step's own pause op (in_step_graph).
     _compute['began'] = time.monotonic() if step >= fault.step else None

@@ -39,6 +39,8 @@ class ClusterRole:
   step_deadline_seconds: Optional[float] = None
   # Session target of this task's own server (set once it is started).
   target: str = ''
+  # --sync_updates: how a synchronous ps-mode cluster updates.
+  sync_updates: str = 'mean'
 
   @property
   def num_workers(self):
@@ -362,6 +364,7 @@ def resolve_role(params):
                      protocol=params.server_protocol,
                      variable_update=mode.name,
                      cross_replica_sync=params.cross_replica_sync,
+                     sync_updates=params.sync_updates,
                      step_deadline_seconds=deadlines.step_deadline_seconds(
                          params))
 

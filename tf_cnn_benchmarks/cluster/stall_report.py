@@ -40,6 +40,9 @@ def waiting_for(role, activity, missing):
   if role.mode.uses_collectives:
     return '%s: in the all-reduce, which needs every worker%s' % (
         activity, who)
+  if role.cross_replica_sync and role.sync_updates == 'barrier':
+    return ('%s: at the step\'s barrier, waiting for every worker to apply '
+            'its own update%s' % (activity, who))
   if role.cross_replica_sync:
     if role.is_chief:
       return ('%s: waiting for every worker\'s gradient before applying the '

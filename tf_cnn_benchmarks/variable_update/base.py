@@ -135,6 +135,12 @@ class VariableManager:
     """Ops to run once after initialisation (e.g. make copies equal)."""
     return []
 
+  @property
+  def report_device(self):
+    """Where the towers' reported numbers (losses, top-k counts) are
+    combined each step: near the client that fetches them."""
+    return self.rc.param_device
+
   def default_device_scope(self):
     """Device scope for ops no tower places (a cluster task's own)."""
     return contextlib.nullcontext()

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import parameter_server
+from tf_cnn_benchmarks.variable_update import sync_barrier
 from tf_cnn_benchmarks.variable_update import sync_replicas
 
 tf1 = tf.compat.v1
@@ -62,6 +63,15 @@ class ClusterManagerMixin:
     """The worker's first device (reductions, coordination reads)."""
     return self.rc.tower_devices[0]
 
+  @property
+  def report_device(self):
+    # Not the parameter device: on a ps task every tower's loss would go
+    # there and the mean come back, two RPCs per step for a fetch
+    # (step_profile.py).
+    if self.mode.has_ps_tasks:
+      return self.worker_device
+    return self.rc.param_device
+
   def default_device_scope(self):
     # Ops nobody placed (saver, learning rate, init ops) stay on this task
     # rather than wherever the placer likes (e.g. a ps' disk for a save).
@@ -69,13 +79,18 @@ class ClusterManagerMixin:
 
   def init_ps_placement_and_sync(self):
     """For the ps modes: variables spread over the ps tasks and, when
-    synchronous, the cross-worker gradient accumulation (sync_replicas)."""
+    synchronous, the cross-worker synchronisation: the gradient
+    accumulation (sync_replicas), or with --sync_updates=barrier each
+    worker's own update and a barrier (sync_barrier)."""
     self.placer = PsPlacer(self.role.num_ps)
     self.sync = None
-    if self.role.cross_replica_sync:
+    if self.role.cross_replica_sync and self.one_update_per_step:
       self.sync = sync_replicas.SyncReplicas(
           self.role.num_workers, self.role.task_index, self.role.is_chief,
-          self.worker_device, self.rc.param_device)
+          self.rc.param_device)
+    elif self.role.cross_replica_sync:
+      self.sync = sync_barrier.SyncBarrier(
+          self.role.num_workers, self.role.task_index, self.rc.param_device)
 
   def gradients_handed_over(self):
     """Ops of the step after which this worker's gradients are with the
@@ -101,9 +116,15 @@ class ClusterManagerMixin:
                              else []),
         post_init_ops=list(post_init_ops) + sync_post_init)
 
+  @property
+  def one_update_per_step(self):
+    """Does a synchronous step apply one update (the workers' mean), rather
+    than one per worker (--sync_updates=barrier, the original's)?"""
+    return self.role.sync_updates == 'mean'
+
   def images_per_global_step(self):
     """Images one global-step increment stands for (chief's cluster rate)."""
-    if self.role.cross_replica_sync:
+    if self.role.cross_replica_sync and self.one_update_per_step:
       return self.rc.global_batch_size
     return self.rc.batch_size_per_worker
 

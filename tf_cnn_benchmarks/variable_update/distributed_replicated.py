@@ -6,7 +6,9 @@ lives on the ps tasks (spread by size) and is what checkpoints hold. A step:
   1. tower gradients are averaged locally (all-reduced within the worker);
   2. the worker's mean is combined through the master: with
      --cross_replica_sync, the chief applies the mean over all workers once
-     (sync_replicas.py); without it, each worker applies its own mean;
+     (sync_replicas.py), or with --sync_updates=barrier each worker applies
+     its own mean and all meet at a barrier (sync_barrier.py); without it,
+     each worker applies its own mean;
   3. every worker reads the updated master back into all its tower copies.
 With --variable_consistency=relaxed, step 2 sends the worker's mean of the
 previous step (zeros at the first), as replicated mode defers its gradients

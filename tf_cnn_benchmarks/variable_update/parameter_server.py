@@ -29,10 +29,15 @@ class ParameterServerManager(base.VariableManager):
 
     return place
 
+  # Where each variable's value is read once per step and kept for every
+  # use of it (None: each use reads the variable where it lives).
+  caching_device = None
+
   @contextlib.contextmanager
   def tower_scope(self, index):
     with tf1.device(self._device_function(self.towers[index])), \
         tf1.variable_scope('v0', reuse=index > 0,
+                           caching_device=self.caching_device,
                            custom_getter=base.seeded_initializer_getter(
                                self.seed)):
       yield

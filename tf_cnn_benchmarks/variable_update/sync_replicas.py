@@ -27,26 +27,37 @@ from tf_cnn_benchmarks.variable_update import base
 tf1 = tf.compat.v1
 
 
-def _token_queue(device, worker_index):
+def worker_queue(device, prefix, worker_index, dtype=tf.int64):
+  """Worker ``worker_index``'s queue of scalars on ``device``, shared by
+  name by every worker's graph (the token queues; sync_barrier.py's)."""
+  name = '%s_%d' % (prefix, worker_index)
   with tf1.device(device):
-    return tf1.FIFOQueue(-1, [tf.int64], shapes=[[]],
-                         shared_name='sync_token_queue_%d' % worker_index,
-                         name='sync_token_queue_%d' % worker_index)
+    return tf1.FIFOQueue(-1, [dtype], shapes=[[]], shared_name=name,
+                         name=name)
+
+
+def _token_queue(device, worker_index):
+  return worker_queue(device, 'sync_token_queue', worker_index)
 
 
 class SyncReplicas:
   """Builds the synchronous update of one worker's graph."""
 
-  def __init__(self, num_workers, task_index, is_chief, worker_device,
-               token_device):
+  def __init__(self, num_workers, task_index, is_chief, token_device):
     self.num_workers = num_workers
     self.task_index = task_index
     self.is_chief = is_chief
     self.token_device = token_device
-    with tf1.device(worker_device):
-      # The step this worker's next gradient belongs to; worker-local.
+    with tf1.device(token_device):
+      # The step this worker's next gradient belongs to; this worker's own
+      # (its name), but kept beside the token queues and the board rather
+      # than on the worker: set from the token and read by the
+      # accumulators there, it then costs no RPC, and the step's last op
+      # is on the board's device, which counts the step done without
+      # another hop (step_profile.py).
       self.local_step = tf1.Variable(
-          tf.constant(0, tf.int64), trainable=False, name='sync_local_step',
+          tf.constant(0, tf.int64), trainable=False,
+          name='sync_local_step_%d' % task_index,
           collections=[tf1.GraphKeys.LOCAL_VARIABLES])
     self._accumulators = []
     self._global_step = None
@@ -59,6 +70,10 @@ class SyncReplicas:
     self._global_step = global_step
     contributions = []
     pairs = []
+    # One read for every accumulator: each read would be a tensor of its
+    # own sent to the ps (one RPC per variable per step).
+    with tf1.device(self.token_device):
+      local_step = self.local_step.read_value()
     for grad, var in grads_and_vars:
       with tf1.device(var.device):
         accumulator = tf1.ConditionalAccumulator(
@@ -67,7 +82,7 @@ class SyncReplicas:
                 var))
       self._accumulators.append(accumulator)
       contributions.append(accumulator.apply_grad(
-          grad, local_step=self.local_step.read_value()))
+          grad, local_step=local_step))
       pairs.append((accumulator, var))
     self.handed_over = contributions
     own_queue = _token_queue(self.token_device, self.task_index)
@@ -87,7 +102,8 @@ class SyncReplicas:
             for i in range(self.num_workers)]
     with tf.control_dependencies(before_wait):
       token = own_queue.dequeue()
-    return self.local_step.assign(token)
+    with tf1.device(self.token_device):
+      return tf.group(self.local_step.assign(token))
 
   def chief_post_init_ops(self):
     """Accumulators accept gradients of the current (maybe restored) step."""

@@ -1,0 +1,51 @@
+"""benchmarks/step_profile.py on a tiny loopback cluster: it runs, and the
+synchronous ps step sends each tensor across tasks once.
+
+Counts, not times: the tensors a step sends between tasks (one RecvTensor
+RPC each) come from the partitioned graph, the same on any machine. The
+trivial model has 6 variables: each is read once by the worker (the weight
+decay used to read it a second time), each gradient goes to the ps once,
+plus three small tensors: the board's compute-time edge and value, and the
+learning rate.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.cluster import helpers
+from tests.driver_helpers import REPO
+
+pytestmark = pytest.mark.cluster
+
+
+def _profile(sync_updates):
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks', 'step_profile.py'),
+       '--model=trivial', '--batch_size=2', '--num_batches=2',
+       '--num_warmup_batches=1', '--sync_updates=%s' % sync_updates,
+       '--timeout=150', '--', '--data_name=cifar10'],
+      cwd=REPO, capture_output=True, text=True, timeout=170,
+      env=helpers.child_env())
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  return out.stdout
+
+
+@pytest.mark.timeout(400)
+def test_sync_ps_step_sends_each_tensor_once():
+  for sync_updates in ('mean', 'barrier'):
+    text = _profile(sync_updates)
+    rpcs = re.search(r'RPCs per step: (\d+) RunGraph .* \+ (\d+) RecvTensor',
+                     text)
+    assert rpcs, text
+    assert (int(rpcs.group(1)), int(rpcs.group(2))) == (1, 15), text
+    assert re.search(r' 6 x variable read +/job:ps/task:0 -> '
+                     r'/job:worker/task:0', text), text
+    assert re.search(r' 6 x gradient +/job:worker/task:0 -> /job:ps/task:0',
+                     text), text
+    for section in ('Partitions (ops per step):', 'between steps',
+                    'traced step:', 'longest ops'):
+      assert section in text, text
