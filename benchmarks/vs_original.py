@@ -199,9 +199,8 @@ class Comparison:
     """``calls``: {side: () -> (stdout, share)}; ``workers`` says how to
     read each side's rate ({side: 0 or the number of workers})."""
     a, b = sides
-    self.out('%4s  %-9s %12s %12s %10s  others %s' % (
-        'pair', 'first', a[:12], b[:12], '%s/%s' % (a[:4], b[:4]),
-        '%s / %s' % (a, b)))
+    self.out('%4s  %-11s %12s %12s %10s  others %s' % (
+        'pair', 'first', a[:12], b[:12], 'ratio', '%s / %s' % (a, b)))
     pairs = []
     for index in range(num_pairs):
       runs = {}
@@ -213,7 +212,7 @@ class Comparison:
       ratio = ('%9.3fx' % (runs[a].rate / runs[b].rate)
                if runs[a].rate is not None and runs[b].rate else
                '%10s' % 'n/a')
-      self.out('%4d  %-9s %s %s %s  %s / %s' % (
+      self.out('%4d  %-11s %s %s %s  %s / %s' % (
           index + 1, pair_order(index, sides)[0], _rate_text(runs[a]),
           _rate_text(runs[b]), ratio, share_text(runs[a].share).strip(),
           share_text(runs[b].share).strip()))
@@ -265,6 +264,13 @@ def original_call(original, flags, workers):
   return lambda: original.run(flags)
 
 
+def tool_call(tool, config, runner, original, timeout):
+  """() -> (stdout, share) of ``config`` run by ``tool``."""
+  if tool == 'ours':
+    return ours_call(runner, config.flags, config.workers, timeout)
+  return original_call(original, config.flags, config.workers)
+
+
 def make_shards(work, quick, log):
   """ImageNet-format shards of generated JPEGs, by our own builder."""
   # TensorFlow loads only here, and only when a real-data run needs it.
@@ -288,41 +294,47 @@ def make_shards(work, quick, log):
 def compare_tools(comparison, configs, runner, original, args, data_dir):
   sides = ('ours', 'original')
   for config in configs:
-    flags = list(config.flags)
     if config.real_data:
-      flags.append('--data_dir=%s' % data_dir)
+      config = dataclasses.replace(
+          config, flags=config.flags + ('--data_dir=%s' % data_dir,))
     comparison.out('\n== %s' % config.describe())
     comparison.run(
         config.name, sides,
-        {'ours': ours_call(runner, flags, config.workers, args.run_timeout),
-         'original': original_call(original, flags, config.workers)},
+        {tool: tool_call(tool, config, runner, original, args.run_timeout)
+         for tool in sides},
         {s: config.workers for s in sides}, args.pairs)
+
+
+def scaling_configs(args, extra):
+  """[(cluster Config, one-process Config)]: N workers at batch B, and one
+  process at batch N x B (so both train on the same images per step)."""
+  pairs = []
+  for model in args.scaling_models.split(','):
+    batch = _batch(model, args)
+    for workers in [int(w) for w in args.scaling_workers.split(',')]:
+      pairs.append((
+          Config('%s_x%d' % (model, workers),
+                 _run_flags(model, batch, args, extra) +
+                 ('--variable_update=parameter_server',), workers=workers),
+          Config('%s_batch%d' % (model, batch * workers),
+                 _run_flags(model, batch * workers, args, extra))))
+  return pairs
 
 
 def scaling(comparison, runner, original, args, extra):
   """Cluster of N workers vs one process with N times the batch, per tool."""
   sides = ('cluster', 'one_process')
-  for model in args.scaling_models.split(','):
-    batch = _batch(model, args)
-    for workers in [int(w) for w in args.scaling_workers.split(',')]:
-      cluster_flags = list(_run_flags(model, batch, args, extra)) + [
-          '--variable_update=parameter_server']
-      single_flags = list(_run_flags(model, batch * workers, args, extra))
-      for tool in args.scaling_tools.split(','):
-        label = '%s %s x%d' % (tool, model, workers)
-        comparison.out('\n== %s: 1 ps + %d workers at batch %d vs one process '
-                       'at batch %d' % (label, workers, batch,
-                                        batch * workers))
-        if tool == 'ours':
-          calls = {'cluster': ours_call(runner, cluster_flags, workers,
-                                        args.run_timeout),
-                   'one_process': ours_call(runner, single_flags, 0,
-                                            args.run_timeout)}
-        else:
-          calls = {'cluster': original_call(original, cluster_flags, workers),
-                   'one_process': original_call(original, single_flags, 0)}
-        comparison.run(label, sides, calls,
-                       {'cluster': workers, 'one_process': 0}, args.pairs)
+  for cluster, single in scaling_configs(args, extra):
+    for tool in args.scaling_tools.split(','):
+      comparison.out('\n== %s %s vs %s' % (tool, cluster.describe(),
+                                            single.describe()))
+      comparison.run(
+          '%s %s' % (tool, cluster.name), sides,
+          {'cluster': tool_call(tool, cluster, runner, original,
+                                args.run_timeout),
+           'one_process': tool_call(tool, single, runner, original,
+                                    args.run_timeout)},
+          {'cluster': cluster.workers, 'one_process': 0}, args.pairs)
 
 
 def print_table(comparison):

@@ -195,3 +195,28 @@ def test_quick_comparison_of_one_process_and_one_cluster(tmp_path):
     assert re.search(r'^%s +1/1 +[\d.]+ +[\d.]+ +[\d.]+x' % config, text,
                      re.M), text
   assert 'failed runs' not in text
+
+
+def test_scaling_compares_n_workers_with_one_process_at_n_times_the_batch():
+  args, extra = vs_original.parse_args(['--scaling', '--batch_size=4'])
+  assert vs_original.check_scaling_args(args)  # needs the original too
+  configs = vs_original.scaling_configs(args, extra)
+  names = [(c.name, s.name) for c, s in configs]
+  assert names == [('trivial_x1', 'trivial_batch32'),
+                   ('trivial_x2', 'trivial_batch64'),
+                   ('trivial_x4', 'trivial_batch128'),
+                   ('resnet50_x1', 'resnet50_batch4'),
+                   ('resnet50_x2', 'resnet50_batch8'),
+                   ('resnet50_x4', 'resnet50_batch16')]
+  cluster, single = configs[5]
+  assert cluster.workers == 4 and single.workers == 0
+  assert '--batch_size=4' in cluster.flags
+  assert '--batch_size=16' in single.flags
+  assert '--variable_update=parameter_server' in cluster.flags
+  args, _ = vs_original.parse_args(['--scaling', '--scaling_tools=ours'])
+  assert not vs_original.check_scaling_args(args)
+  for bad in ('--scaling_workers=0,2', '--scaling_tools=keras',
+              '--scaling_models=resnet99'):
+    args, _ = vs_original.parse_args(['--scaling', bad])
+    with pytest.raises(vs_original.UsageError):
+      vs_original.check_scaling_args(args)
