@@ -78,7 +78,8 @@ class Config:
 
   def describe(self):
     where = ('one process' if not self.workers else
-             'loopback cluster, 1 ps + %d workers' % self.workers)
+             'loopback cluster, 1 ps + %d worker%s' % (
+                 self.workers, 's' if self.workers > 1 else ''))
     return '%s (%s): %s' % (self.name, where, ' '.join(self.flags))
 
 
