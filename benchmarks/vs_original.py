@@ -180,8 +180,14 @@ def summarize(pairs, sides):
   return summary
 
 
-def last_lines(text, count=20):
-  return '\n'.join(text.rstrip().splitlines()[-count:])
+def failure_text(error, head=2, tail=20):
+  """A failed run's error: its first lines (the command, the exit code or
+  the failing task) and the last lines of its output, where the cause is."""
+  lines = error.rstrip().splitlines()
+  if len(lines) <= head + tail:
+    return '\n'.join(lines)
+  return '\n'.join(lines[:head] + ['[... %d lines ...]' % (
+      len(lines) - head - tail)] + lines[-tail:])
 
 
 def _rate_text(run):
@@ -228,7 +234,7 @@ class Comparison:
     self.out('\n== failed runs (%d)' % len(self.failures))
     for label, side, number, error in self.failures:
       self.out('-- %s, %s, pair %d:' % (label, side, number))
-      self.out('   ' + last_lines(error).replace('\n', '\n   '))
+      self.out('   ' + failure_text(error).replace('\n', '\n   '))
 
 
 def summary_line(label, sides, summary):

@@ -106,7 +106,9 @@ def test_a_failed_run_is_reported_and_the_comparison_goes_on():
   comparison.report_failures()
   text = '\n'.join(printed)
   assert '-- trivial, original, pair 1:' in text
-  assert 'ValueError: the last words' in text  # the last lines, not all
+  # The command, its exit code and the last lines of its output, not all.
+  assert 'python tf_cnn_benchmarks.py --model=trivial\n   exit code 1' in text
+  assert 'ValueError: the last words' in text
   assert 'noise 0\n' not in text
 
 
