@@ -9,6 +9,7 @@ other processes used while it ran: a number is only as good as that share.
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -31,8 +32,10 @@ class Runner:
   """Starts measurement processes; ``log`` gets progress lines."""
 
   def __init__(self, max_other_share=0.25, result_dir=None, log=print,
-               attempts=3):
+               attempts=3, timeout=None):
     self.max_other_share = max_other_share
+    # Seconds one process may take (None: no limit); past it, RunFailed.
+    self.timeout = timeout
     # A run that others disturbed anyway is repeated, up to this many times;
     # the least disturbed one counts.
     self.attempts = attempts
@@ -47,17 +50,31 @@ class Runner:
     env.update(extra_env or {})
     return env
 
-  def _run_once(self, cmd, extra_env):
+  def measured(self, call):
+    """(call(), other processes' CPU share while it ran), started once the
+    machine is quiet. ``call`` must wait for every process it starts, or
+    their CPU time counts as other processes'."""
     if self.max_other_share is not None:
       cpu_share.wait_until_quiet(self.max_other_share, log=self.log)
     with cpu_share.OtherProcessesMeter() as meter:
-      out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
-                           env=self._env(extra_env))
+      result = call()
+    return result, meter.share
+
+  def _run_once(self, cmd, extra_env):
+    def call():
+      try:
+        return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
+                              env=self._env(extra_env), timeout=self.timeout)
+      except subprocess.TimeoutExpired as e:
+        raise RunFailed('%s\nstopped after %.0f s (the time limit)\n%s%s' % (
+            ' '.join(cmd), self.timeout, _text(e.stdout)[-3000:],
+            _text(e.stderr)[-3000:])) from None
+    out, share = self.measured(call)
     if out.returncode != 0:
       raise RunFailed('%s\nexit code %d\n%s%s' % (
           ' '.join(cmd), out.returncode, out.stdout[-3000:],
           out.stderr[-3000:]))
-    return out.stdout, meter.share
+    return out.stdout, share
 
   def run(self, cmd, extra_env=None, on_discard=None):
     """(stdout, other processes' CPU share while it ran).
@@ -106,6 +123,25 @@ def _record_path(stdout):
     if line.startswith('Run record: '):
       return line[len('Run record: '):].strip()
   raise RunFailed('no run record in the output:\n' + stdout[-2000:])
+
+
+def _text(output):
+  """A TimeoutExpired's partial output (bytes even in text mode, or None)."""
+  if isinstance(output, bytes):
+    return output.decode('utf-8', 'replace')
+  return output or ''
+
+
+# "total images/sec: N" as the harness and the original print it, alone or
+# behind the launcher's task prefix ("[worker1] total images/sec: N"). Not
+# the launcher's own "Cluster total images/sec" (a sum of different rates).
+_TOTAL_RATE = re.compile(r'^(?:\[(\w+)\] )?total images/sec: ([0-9.]+)\s*$',
+                         re.MULTILINE)
+
+
+def total_rates(stdout):
+  """{task label or '': last 'total images/sec' it printed}."""
+  return {label: float(rate) for label, rate in _TOTAL_RATE.findall(stdout)}
 
 
 def _drop_record(stdout):
