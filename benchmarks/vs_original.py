@@ -10,7 +10,9 @@ DIR is a clone of https://github.com/tensorflow/benchmarks; the original
 runs from it as it is, under its own interpreter with tf-keras
 (benchmarks/original_tool.py; PERFORMANCE.md says how to make it).
 
-Each configuration is measured in pairs: a fresh process (or cluster) of
+Each configuration starts with one untimed run of each side (the first
+process after a pause reads cold caches: without it the side that ran
+second won by ~12% in a pair, whichever it was), then is measured in pairs: a fresh process (or cluster) of
 each tool, one right after the other, with the tool that goes first
 alternating from pair to pair so a machine that slows down or speeds up
 favours neither. A pair's ratio is ours/original of the `total images/sec`
@@ -22,10 +24,18 @@ Configurations (--configs, comma-separated; default all):
   one process:  trivial (batch 32), resnet50, inception3, vgg16, alexnet,
                 googlenet (batch --batch_size)
   loopback cluster, 1 ps + 2 workers, trivial at batch 32 per worker:
-                ps_sync (parameter_server), ps_async (the same with
+                ps_sync (parameter_server; ours in its default, true
+                synchronous SGD), ps_sync_barrier (the same, ours with
+                --sync_updates=barrier: the original's own semantics, so
+                like is compared with like), ps_async (the same with
                 --cross_replica_sync=False), dist_replicated
-                (distributed_replicated). Ours through `tf_cnn_benchmarks
-                launch`, the original's tasks started here.
+                (distributed_replicated); and resnet50 at --batch_size per
+                worker: ps_sync_resnet50, ps_sync_barrier_resnet50. Ours
+                through `tf_cnn_benchmarks launch`, the original's tasks
+                started here.
+  our sync cost: sync_cost, sync_cost_resnet50: ours alone, true sync SGD
+                (--sync_updates=mean) against the barrier on the same
+                cluster (the price of the stronger guarantee).
   real data:    real_trivial (batch 32), real_resnet50 (batch --batch_size),
                 reading ImageNet-format TFRecords with --data_dir
                 --data_name=imagenet: --data_dir, or shards built here by
@@ -61,6 +71,10 @@ TRIVIAL_BATCH = 32
 MODELS = ('trivial', 'resnet50', 'inception3', 'vgg16', 'alexnet',
           'googlenet')
 CLUSTER_WORKERS = 2
+BARRIER = ('--sync_updates=barrier',)
+# Our own sync modes, side by side on one cluster (not against the original).
+SYNC_COST_CONFIGS = {'sync_cost': 'ps_sync', 'sync_cost_resnet50':
+                     'ps_sync_resnet50'}
 SCALING_MODELS = ('trivial', 'resnet50')
 SCALING_WORKERS = (1, 2, 4)
 # Flags both tools need on a CPU-only machine: the original defaults to the
@@ -75,21 +89,34 @@ class Config:
   flags: tuple  # the benchmark flags, the same for both tools
   workers: int = 0  # 0: one process; N: a loopback cluster, 1 ps + N workers
   real_data: bool = False
+  # Flags only our harness gets (e.g. --sync_updates): the original has no
+  # such flag, and this is how the two are made to mean the same thing.
+  ours_flags: tuple = ()
+  # True: ours in its default sync mode against ours with the barrier, on
+  # the same cluster; the original takes no part.
+  sync_cost: bool = False
 
   def describe(self):
     where = ('one process' if not self.workers else
              'loopback cluster, 1 ps + %d worker%s' % (
                  self.workers, 's' if self.workers > 1 else ''))
-    return '%s (%s): %s' % (self.name, where, ' '.join(self.flags))
+    ours = ' (ours also %s)' % ' '.join(self.ours_flags) if self.ours_flags \
+        else ''
+    return '%s (%s): %s%s' % (self.name, where, ' '.join(self.flags), ours)
 
 
 def _batch(model, args):
   return TRIVIAL_BATCH if model == 'trivial' else args.batch_size
 
 
+def _num_batches(model, args):
+  # trivial's step is a few ms: 20 of them time scheduler noise, not a step.
+  return args.trivial_num_batches if model == 'trivial' else args.num_batches
+
+
 def _run_flags(model, batch_size, args, extra):
   return (('--model=%s' % model, '--batch_size=%d' % batch_size,
-           '--num_batches=%d' % args.num_batches,
+           '--num_batches=%d' % _num_batches(model, args),
            '--num_warmup_batches=%d' % args.num_warmup_batches) + CPU_FLAGS +
           tuple(extra))
 
@@ -99,12 +126,21 @@ def all_configs(args, extra):
   configs = [Config(m, _run_flags(m, _batch(m, args), args, extra))
              for m in MODELS]
   cluster = _run_flags('trivial', TRIVIAL_BATCH, args, extra)
-  for name, mode in (
-      ('ps_sync', ('--variable_update=parameter_server',)),
-      ('ps_async', ('--variable_update=parameter_server',
-                    '--cross_replica_sync=False')),
-      ('dist_replicated', ('--variable_update=distributed_replicated',))):
-    configs.append(Config(name, cluster + mode, workers=CLUSTER_WORKERS))
+  ps = ('--variable_update=parameter_server',)
+  for name, mode, ours in (
+      ('ps_sync', ps, ()),
+      ('ps_sync_barrier', ps, BARRIER),
+      ('ps_async', ps + ('--cross_replica_sync=False',), ()),
+      ('dist_replicated', ('--variable_update=distributed_replicated',), ())):
+    configs.append(Config(name, cluster + mode, workers=CLUSTER_WORKERS,
+                          ours_flags=ours))
+  big = _run_flags('resnet50', _batch('resnet50', args), args, extra) + ps
+  for name, ours in (('ps_sync_resnet50', ()),
+                     ('ps_sync_barrier_resnet50', BARRIER)):
+    configs.append(Config(name, big, workers=CLUSTER_WORKERS, ours_flags=ours))
+  for name, of in SYNC_COST_CONFIGS.items():
+    configs.append(dataclasses.replace(
+        next(c for c in configs if c.name == of), name=name, sync_cost=True))
   for model in ('trivial', 'resnet50'):
     configs.append(Config(
         'real_' + model, _run_flags(model, _batch(model, args), args, extra) +
@@ -202,10 +238,15 @@ class Comparison:
     self.failures = []  # (label, side, pair number, error text)
     self.results = []  # (label, sides, summary)
 
-  def run(self, label, sides, calls, workers, num_pairs):
+  def run(self, label, sides, calls, workers, num_pairs, warmup_runs=0):
     """``calls``: {side: () -> (stdout, share)}; ``workers`` says how to
-    read each side's rate ({side: 0 or the number of workers})."""
+    read each side's rate ({side: 0 or the number of workers}).
+    ``warmup_runs`` untimed runs of each side come first."""
     a, b = sides
+    for _ in range(warmup_runs):
+      for side in sides:
+        # Its failure would show in the pairs too: only its time is wasted.
+        measure(side, calls[side], workers[side])
     self.out('%4s  %-11s %12s %12s %10s  others %s' % (
         'pair', 'first', a[:12], b[:12], 'ratio', '%s / %s' % (a, b)))
     pairs = []
@@ -274,8 +315,20 @@ def original_call(original, flags, workers):
 def tool_call(tool, config, runner, original, timeout):
   """() -> (stdout, share) of ``config`` run by ``tool``."""
   if tool == 'ours':
-    return ours_call(runner, config.flags, config.workers, timeout)
+    return ours_call(runner, config.flags + config.ours_flags,
+                     config.workers, timeout)
   return original_call(original, config.flags, config.workers)
+
+
+def sides_and_calls(config, runner, original, timeout):
+  """(the two sides, {side: call}) that ``config`` compares."""
+  if config.sync_cost:
+    sides = ('mean', 'barrier')
+    return sides, {s: ours_call(runner, config.flags + (
+        '--sync_updates=%s' % s,), config.workers, timeout) for s in sides}
+  sides = ('ours', 'original')
+  return sides, {tool: tool_call(tool, config, runner, original, timeout)
+                 for tool in sides}
 
 
 def make_shards(work, quick, log):
@@ -299,17 +352,15 @@ def make_shards(work, quick, log):
 
 
 def compare_tools(comparison, configs, runner, original, args, data_dir):
-  sides = ('ours', 'original')
   for config in configs:
     if config.real_data:
       config = dataclasses.replace(
           config, flags=config.flags + ('--data_dir=%s' % data_dir,))
     comparison.out('\n== %s' % config.describe())
-    comparison.run(
-        config.name, sides,
-        {tool: tool_call(tool, config, runner, original, args.run_timeout)
-         for tool in sides},
-        {s: config.workers for s in sides}, args.pairs)
+    sides, calls = sides_and_calls(config, runner, original, args.run_timeout)
+    comparison.run(config.name, sides, calls,
+                   {s: config.workers for s in sides}, args.pairs,
+                   args.warmup_runs)
 
 
 def scaling_configs(args, extra):
@@ -341,7 +392,8 @@ def scaling(comparison, runner, original, args, extra):
                                 args.run_timeout),
            'one_process': tool_call(tool, single, runner, original,
                                     args.run_timeout)},
-          {'cluster': cluster.workers, 'one_process': 0}, args.pairs)
+          {'cluster': cluster.workers, 'one_process': 0}, args.pairs,
+          args.warmup_runs)
 
 
 def print_table(comparison):
@@ -381,6 +433,11 @@ def parse_args(argv):
                  help='batch per device of every model but trivial (32)')
   p.add_argument('--num_batches', type=int, default=20)
   p.add_argument('--num_warmup_batches', type=int, default=3)
+  p.add_argument('--trivial_num_batches', type=int, default=300,
+                 help='timed steps of trivial (a step of a few ms)')
+  p.add_argument('--warmup_runs', type=int, default=None,
+                 help='untimed runs of each side before a configuration\'s '
+                      'pairs (default 1; 0 with --quick)')
   p.add_argument('--data_dir', default=None,
                  help='ImageNet TFRecords for the real-data configurations '
                       '(default: generated here)')
@@ -403,6 +460,9 @@ def parse_args(argv):
   args, extra = p.parse_known_args(argv)
   if args.quick:
     args.num_batches, args.num_warmup_batches = 3, 1
+    args.trivial_num_batches = 3
+  if args.warmup_runs is None:
+    args.warmup_runs = 0 if args.quick else 1
   if args.pairs is None:
     args.pairs = QUICK_PAIRS if args.quick else PAIRS
   if args.pairs < 1:
@@ -437,7 +497,7 @@ def main(argv):
       needs_original, configs = check_scaling_args(args), []
     else:
       configs = select(all_configs(args, extra), args.configs)
-      needs_original = True
+      needs_original = not all(c.sync_cost for c in configs)
   except UsageError as e:
     print('vs_original.py: %s' % e, file=sys.stderr)
     return 2

@@ -27,14 +27,17 @@ CONFIG_KEY_FIELDS = (
     'model', 'batch_size_per_device', 'mode', 'num_devices', 'num_workers',
     'num_ps', 'data_name', 'synthetic', 'variable_update', 'device',
     'data_format', 'optimizer', 'use_fp16', 'compute_dtype', 'xla_compile',
-    'cross_replica_sync')
+    'cross_replica_sync', 'sync_updates')
+# A key field's value that records from before the field existed meant: it
+# keys as absent, so an old record still matches a new one that states it.
+KEY_FIELD_DEFAULTS = {'sync_updates': 'mean'}
 # Short column titles for tables and chart labels.
 SHORT_NAMES = {
     'batch_size_per_device': 'batch', 'num_devices': 'towers',
     'num_workers': 'workers', 'num_ps': 'ps', 'data_name': 'data',
     'variable_update': 'variable_update', 'cross_replica_sync': 'sync',
     'data_format': 'format', 'compute_dtype': 'dtype', 'xla_compile': 'xla',
-    'use_fp16': 'fp16'}
+    'use_fp16': 'fp16', 'sync_updates': 'sync_updates'}
 # --by name -> DataFrame column.
 GROUP_COLUMNS = {
     'tf_version': 'environment.tf_version',
@@ -60,8 +63,13 @@ def _plain(value):
   return value
 
 
+def _key_value(row, field):
+  value = _plain(row.get('config.' + field))
+  return None if value == KEY_FIELD_DEFAULTS.get(field) else value
+
+
 def config_key(row):
-  return tuple(_plain(row.get('config.' + field)) for field in CONFIG_KEY_FIELDS)
+  return tuple(_key_value(row, field) for field in CONFIG_KEY_FIELDS)
 
 
 def sortable_key(key):
@@ -85,9 +93,19 @@ def config_and_version_key(pair):
   return sortable_key(key), version_sort_key(version)
 
 
+def key_values(key):
+  """{field: value} of a key, for display: a field keyed as absent because
+  it had its default (KEY_FIELD_DEFAULTS) shows that default."""
+  values = dict(zip(CONFIG_KEY_FIELDS, key))
+  for field, default in KEY_FIELD_DEFAULTS.items():
+    if values[field] is None:
+      values[field] = default
+  return values
+
+
 def describe_config(key, fields=CONFIG_KEY_FIELDS):
   """'trivial batch=32 towers=1' from a key, naming only the given fields."""
-  values = dict(zip(CONFIG_KEY_FIELDS, key))
+  values = key_values(key)
   parts = [str(values['model'])] if 'model' in fields else []
   for field in fields:
     if field != 'model':

@@ -63,10 +63,9 @@ def table_rows(comparison):
             + ['baseline img/s (n)', 'candidate img/s (n)', 'change',
                '%g%% CI' % (100 * (1 - comparison.alpha)), 'p', 'basis',
                'verdict', 'note'])
-  values_by_field = lambda key: dict(zip(comparison_lib.CONFIG_KEY_FIELDS, key))
   rows = []
   for row in comparison.rows:
-    values = values_by_field(row.key)
+    values = comparison_lib.key_values(row.key)
     result = row.result
     rows.append(
         [str(values[f]) for f in fields]

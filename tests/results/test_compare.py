@@ -108,3 +108,24 @@ def test_reachable_through_the_tf_cnn_benchmarks_command(two_versions, capsys):
                    str(two_versions), '--baseline', '2.20.0', '--candidate',
                    '2.21.0'])
   assert code == 1 and '**regression**' in capsys.readouterr().out
+
+
+def test_sync_updates_keys_runs_and_old_records_match_the_default(tmp_path,
+                                                                  capsys):
+  """--sync_updates=barrier is another configuration than the default
+  (mean); a record from before the field existed is a `mean` run."""
+  rng = np.random.default_rng(7)
+  cluster = dict(num_workers=2, num_ps=1)
+  write_runs(tmp_path / 'old', [1000.0, 1001.0, 999.0], rng, **cluster)
+  write_runs(tmp_path / 'old', [1500.0, 1501.0, 1499.0], rng,
+             sync_updates='barrier', **cluster)
+  write_runs(tmp_path / 'new', [1000.5, 1001.5, 999.5], rng,
+             sync_updates='mean', **cluster)
+  write_runs(tmp_path / 'new', [1500.5, 1501.5, 1499.5], rng,
+             sync_updates='barrier', **cluster)
+  code, out, _ = _run([tmp_path / 'old', tmp_path / 'new'], capsys)
+  assert code == 0
+  rows = [l for l in out.splitlines() if l.startswith('| trivial')]
+  assert len(rows) == 2, out
+  assert not any('regression' in row for row in rows), out
+  assert [row.split('|')[2].strip() for row in rows] == ['barrier', 'mean']
