@@ -18,6 +18,7 @@ commit (or version) measured twice cannot have changed in between.
 """
 
 import dataclasses
+import math
 
 import pandas as pd
 
@@ -61,9 +62,15 @@ def _started(run):
           str(run.get('path')))
 
 
+def cell_text(value):
+  """A frame cell as text; None for missing (None, NaN, empty)."""
+  if value is None or (isinstance(value, float) and math.isnan(value)):
+    return None
+  return str(value) or None
+
+
 def commit_of(run):
-  value = run.get(COMMIT)
-  return str(value) if value else None
+  return cell_text(run.get(COMMIT))
 
 
 def short_commit(run):
@@ -72,12 +79,11 @@ def short_commit(run):
   commit = commit_of(run)
   if commit:
     return commit[:SHORT_SHA]
-  return str(run.get(HARNESS_VERSION) or 'unknown')
+  return cell_text(run.get(HARNESS_VERSION)) or 'unknown'
 
 
 def version_of(run):
-  value = run.get(TF_VERSION)
-  return str(value) if value else 'unknown'
+  return cell_text(run.get(TF_VERSION)) or 'unknown'
 
 
 def _has_commit(run):

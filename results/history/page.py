@@ -46,7 +46,8 @@ window.addEventListener('load', function () {
 
 def _runs_table(one, order):
   rows = [[i + 1, ordering.started_text(run), ordering.short_commit(run),
-           ordering.version_of(run), str(run.get('label') or ''),
+           ordering.version_of(run),
+           ordering.cell_text(run.get('label')) or '',
            '%.1f' % run[analysis.IPS]]
           for i, run in enumerate(one.series.runs)]
   table = pd.DataFrame(rows, columns=['#', 'started', 'commit', 'TF version',
