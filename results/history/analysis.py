@@ -59,7 +59,8 @@ def analyse(frame, order, alpha=stats.DEFAULT_ALPHA,
         'none of the %d successful run(s) records a harness commit '
         '(environment.harness_commit: records written before it existed, or '
         'runs outside a git checkout), so they cannot be ordered by commit. '
-        'Use --order time or --order tf_version instead.' % len(runs))
+        'Order them by time or TF version instead (`history --order time` or '
+        '`--order tf_version`; the dashboard\'s --history_order).' % len(runs))
   histories = [
       SeriesHistory(series=one, steps=change_points.find_steps(
           [run[IPS] for run in one.runs], one.blocks, alpha, min_step_pct))

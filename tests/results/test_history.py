@@ -117,7 +117,7 @@ def test_steps_under_the_minimum_are_not_reported(tmp_path, capsys):
     (['--result_dir', '{empty}'], 'no run records'),
     (['--result_dir', '{failed}'], 'no history'),
     (['--result_dir', '{no_commits}', '--order', 'commit'],
-     '--order time or --order tf_version'),
+     '`history --order time` or `--order tf_version`'),
     (['--result_dir', '{no_commits}', '--alpha', '2'], '--alpha'),
     (['--result_dir', '{no_commits}', '--min_step', '-1'], '--min_step'),
     ([], 'no result folder given'),

@@ -54,7 +54,7 @@ def test_history_page_says_why_when_there_is_no_history(tmp_path):
                          str(tmp_path / 'site'), '--history_order',
                          'commit']) == 0
   page = (tmp_path / 'site' / 'history.html').read_text()
-  assert 'No history: none of the 3 successful run(s) records a harness' in page
+  assert 'No history: none of the 9 successful run(s) records a harness' in page
 
 
 def _chromium(profile, *arguments):
