@@ -25,16 +25,18 @@ def _tick_label(run, order):
 
 
 def _tick_positions(series, steps):
-  """The first run of each block, thinned to MAX_TICKS; both sides of
-  every step are always labelled."""
+  """The first run of each block, thinned to MAX_TICKS, and the first run
+  after every step; ticks crowding a step's are left out."""
   starts = [i for i in range(len(series.runs))
             if i == 0 or series.blocks[i] != series.blocks[i - 1]]
   if len(starts) > MAX_TICKS:
     keep = np.linspace(0, len(starts) - 1, MAX_TICKS).round().astype(int)
     starts = [starts[i] for i in sorted(set(keep))]
-  for step in steps:
-    starts += [step.index - 1, step.index]
-  return sorted(set(starts))
+  after_steps = [step.index for step in steps]
+  room = max(1.5, len(series.runs) / (2.0 * MAX_TICKS))
+  starts = [i for i in starts
+            if all(abs(i - j) >= room for j in after_steps)]
+  return sorted(set(starts + after_steps))
 
 
 def history_chart(one, order, title):
@@ -60,7 +62,10 @@ def history_chart(one, order, title):
     interval = ('' if np.isnan(result.change_pct_low) else
                 '\n[%+.1f%%, %+.1f%%]' % (result.change_pct_low,
                                           result.change_pct_high))
-    axes.annotate('%s %+.1f%%%s' % (step.kind, result.change_pct, interval),
+    place = ordering.step_place(one.series.runs[step.index - 1],
+                                one.series.runs[step.index], order)
+    axes.annotate('%s %+.1f%%%s\n%s' % (step.kind, result.change_pct, interval,
+                                        place.replace(', ', '\n')),
                   (step.index - 0.5, top), xytext=(4, 0),
                   textcoords='offset points', fontsize=8, va='top',
                   color=STEP_COLOURS[step.kind])

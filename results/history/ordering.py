@@ -171,8 +171,7 @@ def series_span(series, order):
   if order == 'tf_version':
     return 'TF %s .. %s' % (version_of(first), version_of(last))
   if order == 'commit':
-    return 'TF %s, commits %s .. %s' % (series.tf_version, short_commit(first),
-                                        short_commit(last))
+    return 'commits %s .. %s' % (short_commit(first), short_commit(last))
   return '%s .. %s' % (started_text(first), started_text(last))
 
 
