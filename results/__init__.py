@@ -14,4 +14,6 @@ Modules (each has one job):
   matrix       `tf_cnn_benchmarks matrix` command
   plots        matplotlib charts (Agg backend)
   dashboard    `tf_cnn_benchmarks dashboard` command (static HTML + PNGs)
+  history/     `tf_cnn_benchmarks history`: steps over a history of runs, and
+               the dashboard's history page
 """

@@ -7,7 +7,9 @@
 Writes OUT/index.html and PNG charts next to it (no server; open the file):
 throughput per configuration and TF version with IQR error bars, scaling with
 towers and workers (when runs vary them), the step times of the latest run of
-each configuration, a table of all runs, and the regression table of compare.
+each configuration, a table of all runs, and the regression table of compare;
+and history.html (results/history/page.py), linked from it: each
+configuration's runs in --history_order with the steps found in them.
 Without --baseline/--candidate the two newest TF versions present are
 compared (or the two labels, when there is one version and two labels).
 Every file is written atomically, index.html last.
@@ -31,6 +33,8 @@ from results import store
 from results import tables
 from results.atomic_files import write_bytes_atomically, write_text_atomically
 from results.errors import UsageError, report_usage_error
+from results.history import ordering as history_ordering
+from results.history import page as history_page
 
 # Sets <body data-images-status="ok"> once every image decoded, or
 # "broken:N"; a headless browser (and the tests) read it from the DOM.
@@ -73,6 +77,8 @@ def build_parser(prog):
                       default=stats.DEFAULT_MIN_EFFECT_PCT)
   parser.add_argument('--max_step_charts', type=int, default=8,
                       help='step-time charts for at most this many configurations')
+  parser.add_argument('--history_order', choices=history_ordering.ORDERS,
+                      default='time', help='how history.html orders the runs')
   return parser
 
 
@@ -179,6 +185,8 @@ def render(frame, args, output):
         str(run.get('run_id'))[:8])
     chart('steps_%d.png' % index, plots.step_times(run, title),
           'step times: ' + title, 'Run %s has no step times.' % title)
+  history_name = history_page.write(frame, output, args.history_order,
+                                    PAGE_CSS, IMAGE_CHECK_SCRIPT)
   generated = datetime.datetime.now(datetime.timezone.utc).strftime(
       '%Y-%m-%d %H:%M UTC')
   page = '\n'.join([
@@ -191,6 +199,8 @@ def render(frame, args, output):
           len(runs), len(frame), html.escape(', '.join(
               sorted(set(frame['source_dir'])))),
           html.escape(', '.join(plots.tf_versions(runs)) or 'none'), generated),
+      '<p><a href="%s">History and change points</a> (runs in %s order, '
+      'the steps found in them)</p>' % (history_name, args.history_order),
   ] + sections + [IMAGE_CHECK_SCRIPT, '</body></html>', ''])
   index_path = os.path.join(output, 'index.html')
   write_text_atomically(index_path, page)

@@ -28,6 +28,10 @@ def _png(figure):
   return buffer.getvalue()
 
 
+# Public for the other chart modules (results/history/chart.py).
+figure_png = _png
+
+
 def _median_and_iqr(values):
   low, median, high = np.percentile(values, [25, 50, 75])
   return median, median - low, high - median

@@ -43,8 +43,8 @@ CONFIG_FIELDS = (
     'sync_updates')
 ENVIRONMENT_FIELDS = (
     'tf_version', 'tf_git_version', 'python_version', 'numpy_version',
-    'harness_version', 'cpu_model', 'cpu_count', 'accelerator', 'hostname',
-    'platform')
+    'harness_version', 'harness_commit', 'harness_commit_time', 'cpu_model',
+    'cpu_count', 'accelerator', 'hostname', 'platform')
 TIMING_FIELDS = ('step_times_sec', 'warmup_step_times_sec',
                  'timed_wall_time_sec', 'step_losses')
 SUMMARY_FIELDS = (

@@ -7,6 +7,7 @@ command instead (each is a module with a ``main(argv) -> exit code``):
   tf_cnn_benchmarks build-dataset ...   preprocessing/build_dataset.py
   tf_cnn_benchmarks compare ...         results/compare.py
   tf_cnn_benchmarks dashboard ...       results/dashboard.py
+  tf_cnn_benchmarks history ...         results/history/command.py (steps over time)
   tf_cnn_benchmarks suite ...           results/suite.py (repeats, suites)
   tf_cnn_benchmarks matrix ...          results/matrix.py (several TF versions)
   tf_cnn_benchmarks launch ...          tf_cnn_benchmarks/cluster/launcher.py
@@ -21,6 +22,7 @@ TOOL_COMMANDS = {
     'build-dataset': 'preprocessing.build_dataset',
     'compare': 'results.compare',
     'dashboard': 'results.dashboard',
+    'history': 'results.history.command',
     'suite': 'results.suite',
     'matrix': 'results.matrix',
     'launch': 'tf_cnn_benchmarks.cluster.launcher',

@@ -41,9 +41,11 @@ def test_writes_page_charts_and_regression_table(result_dir, tmp_path, capsys):
   output = tmp_path / 'site'
   assert _render(result_dir, output) == 0
   names = sorted(os.listdir(output))
-  assert names == ['index.html', 'scaling.png', 'steps_1.png', 'steps_2.png',
-                   'steps_3.png', 'steps_4.png', 'throughput.png']
-  for name in names[1:]:
+  assert names == ['history.html', 'history_1.png', 'history_2.png',
+                   'history_3.png', 'history_4.png', 'index.html',
+                   'scaling.png', 'steps_1.png', 'steps_2.png', 'steps_3.png',
+                   'steps_4.png', 'throughput.png']
+  for name in [name for name in names if name.endswith('.png')]:
     assert (output / name).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
   page = (output / 'index.html').read_text()
   assert 'baseline 2.20.0 vs candidate 2.21.0' in page

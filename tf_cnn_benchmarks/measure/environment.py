@@ -91,6 +91,7 @@ def describe(with_tensorflow=True):
               'tf_git_version': None,
               'numpy_version': versions.installed_version('numpy'),
               'accelerator': None}
+  commit, commit_time = versions.git_commit()
   return {
       'tf_version': loaded['tf_version'],
       'tf_git_version': loaded['tf_git_version'],
@@ -100,6 +101,8 @@ def describe(with_tensorflow=True):
       'python_version': platform.python_version(),
       'numpy_version': loaded['numpy_version'],
       'harness_version': versions.harness_version(),
+      'harness_commit': commit,
+      'harness_commit_time': commit_time,
       'cpu_model': cpu_model(),
       'cpu_count': os.cpu_count(),
       'accelerator': loaded['accelerator'],

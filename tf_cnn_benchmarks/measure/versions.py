@@ -1,6 +1,7 @@
 """Which harness and which TensorFlow are installed, without loading
 TensorFlow (the ssh launcher asks every host before it starts anything)."""
 
+import os
 import subprocess
 
 import tf_cnn_benchmarks
@@ -26,6 +27,24 @@ def git_describe():
   except (OSError, subprocess.SubprocessError):
     return None
   return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_commit():
+  """(full sha, committer date as ISO-8601 UTC) of this checkout's HEAD, or
+  (None, None) outside one. The date is what orders runs by commit
+  (`tf_cnn_benchmarks history --order commit`) without the repository at
+  hand; git describe's abbreviated sha alone has no order."""
+  try:
+    out = subprocess.run(
+        ['git', 'log', '-1', '--format=%H %cd', '--date=iso-strict-local'],
+        cwd=tf_cnn_benchmarks.REPO_ROOT, capture_output=True, text=True,
+        timeout=5, env=dict(os.environ, TZ='UTC'))
+  except (OSError, subprocess.SubprocessError):
+    return None, None
+  parts = out.stdout.split()
+  if out.returncode != 0 or len(parts) != 2:
+    return None, None
+  return parts[0], parts[1]
 
 
 def harness_version():
