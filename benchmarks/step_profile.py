@@ -45,6 +45,9 @@ CATEGORIES = (
     ('sync_local_step', 'sync local step'),
     ('global_step', 'global step'),
     ('gradients', 'gradient'),
+    # A batch's mean and variance, sent to the moving statistics' update
+    # beside them on the ps (models/layers.py).
+    ('FusedBatchNorm', 'batch-norm statistic'),
     ('ReadVariableOp', 'variable read'),
 )
 

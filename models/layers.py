@@ -301,11 +301,9 @@ class Builder:
         y, mean, var = tf1.nn.fused_batch_norm(
             x, gamma, beta, epsilon=epsilon, data_format=self.data_format,
             is_training=True)
-        # Assign-moving-average written out so the op works on any variable
-        # kind the variable manager hands back (resource or ref).
         for stat_var, value in ((moving_mean, mean), (moving_var, var)):
-          update = tf1.assign_sub(stat_var, (stat_var - value) * (1 - decay))
-          tf1.add_to_collection(tf1.GraphKeys.UPDATE_OPS, update)
+          tf1.add_to_collection(tf1.GraphKeys.UPDATE_OPS,
+                                _moving_average_update(stat_var, value, decay))
       else:
         y, _, _ = tf1.nn.fused_batch_norm(
             x, gamma, beta, mean=moving_mean, variance=moving_var,
@@ -329,3 +327,21 @@ class Builder:
 def same_padding_output(size, stride):
   """Spatial size after a SAME-padded op with this stride."""
   return int(math.ceil(size / stride))
+
+
+def _moving_average_update(stat_var, value, decay):
+  """stat_var -= (stat_var - value) * (1 - decay), computed beside stat_var.
+
+  Written out (not assign_moving_average) so it works on any variable kind
+  a variable manager hands back (resource or ref). The colocation puts the
+  arithmetic where the variable lives, overriding the tower's device
+  function: with the variable on a parameter server only the batch
+  statistic crosses to it, instead of the variable's value coming to the
+  worker and the delta going back (one tensor per statistic per step, not
+  two; benchmarks/step_profile.py counts them). Local modes are unchanged:
+  there the variable is on the tower's own device.
+  """
+  with tf1.colocate_with(stat_var):
+    current = stat_var.read_value() if hasattr(stat_var, 'read_value') \
+        else tf.identity(stat_var)
+    return tf1.assign_sub(stat_var, (current - value) * (1 - decay))

@@ -37,10 +37,28 @@ class ParameterServerManager(base.VariableManager):
   def tower_scope(self, index):
     with tf1.device(self._device_function(self.towers[index])), \
         tf1.variable_scope('v0', reuse=index > 0,
-                           caching_device=self.caching_device,
-                           custom_getter=base.seeded_initializer_getter(
-                               self.seed)):
+                           custom_getter=self._getter()):
       yield
+
+  def _getter(self):
+    """The seeded getter, caching the trainable variables' reads.
+
+    Only trainable variables are cached: the towers read them every step.
+    The others (batch-norm moving statistics) are not read by a training
+    step's towers at all; their update runs beside them
+    (models/layers.py), and a cached copy would still be read and sent
+    every step, since an assignment waits for the cache's read.
+    """
+    seeded = base.seeded_initializer_getter(self.seed)
+    cache = self.caching_device
+
+    # TensorFlow passes the next getter as the keyword argument `getter`.
+    def caching_getter(getter, name, *args, **kwargs):
+      if cache is not None and kwargs.get('trainable') is not False:
+        kwargs['caching_device'] = cache
+      return seeded(getter, name, *args, **kwargs)
+
+    return caching_getter
 
   def apply_gradients(self, tower_grads, optimizer, global_step):
     averaged = []
