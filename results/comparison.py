@@ -23,6 +23,7 @@ import numpy as np
 from packaging.version import InvalidVersion, Version
 
 from results import detection_power
+from results import injected_runs
 from results import stats
 from results.errors import UsageError
 
@@ -58,8 +59,6 @@ GROUP_PREFERENCE = ('tf_version', 'label', 'engine', 'commit', 'dir')
 GROUP_TITLES = {'tf_version': 'TF version', 'label': 'label',
                 'commit': 'commit', 'engine': 'engine', 'dir': 'folder'}
 MISSING = 'missing'
-# The record's test-only slowdown (tf_cnn_benchmarks/injected_slowdown.py).
-INJECTED_COLUMN = 'injected_slowdown'
 # Percentage points between the medians' change and the Hodges-Lehmann
 # change beyond which the table explains why they differ.
 DISAGREEMENT_PCT = 1.0
@@ -335,35 +334,6 @@ def _join_notes(*notes):
   return '; '.join(note for note in notes if note)
 
 
-def injected_slowdown(run):
-  """The run's test-only injected slowdown (a fraction), or None if real."""
-  value = _plain(run.get(INJECTED_COLUMN))
-  return value or None
-
-
-def _injected_note(side, runs):
-  fractions = sorted({injected_slowdown(r) for r in runs} - {None})
-  if not fractions:
-    return ''
-  return '%s: %d of %d runs slowed on purpose by %s (test-only)' % (
-      side, sum(1 for r in runs if injected_slowdown(r)), len(runs),
-      '/'.join('%.3g%%' % (100 * f) for f in fractions))
-
-
-def _refuse_injected(runs, group_by, baseline, candidate):
-  slowed = [r for r in runs if injected_slowdown(r)]
-  if not slowed:
-    return
-  raise UsageError(
-      '%d of the %d runs of %s %r and %r were slowed on purpose by the '
-      'test-only injected slowdown (their records say `injected_slowdown`; '
-      'see tf_cnn_benchmarks/injected_slowdown.py): they are not real '
-      'measurements. Compare folders of real runs, or pass '
-      '--allow_injected_slowdown if measuring the test itself is what you '
-      'want (benchmarks/detection_power.py does).'
-      % (len(slowed), len(runs), group_by, baseline, candidate))
-
-
 def compare_groups(frame, group_by, baseline, candidate,
                    alpha=stats.DEFAULT_ALPHA,
                    min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT,
@@ -400,12 +370,12 @@ def compare_groups(frame, group_by, baseline, candidate,
       side[0 if value == baseline else 1].append(row)
       chosen.append(row)
   if not allow_injected:
-    _refuse_injected(chosen, group_by, baseline, candidate)
+    injected_runs.refuse(chosen, group_by, baseline, candidate)
   rows = []
   for key, sides in sorted(by_key.items(), key=lambda kv: sortable_key(kv[0])):
     row = _compare_one(key, sides[0], sides[1], alpha, min_effect_pct, power)
-    row.note = _join_notes(_injected_note('baseline', sides[0]),
-                           _injected_note('candidate', sides[1]), row.note)
+    row.note = _join_notes(injected_runs.note('baseline', sides[0]),
+                           injected_runs.note('candidate', sides[1]), row.note)
     rows.append(row)
   return Comparison(
       group_by=group_by, baseline=baseline, candidate=candidate, alpha=alpha,

@@ -140,6 +140,9 @@ class Power:
               'detection_power.py)')
     found, on_model = self.detectable(model, n)
     where = '' if on_model else ' (measured on other models)'
+    below = [m for m in _measured_ns(self.data) if m <= n]
+    if below and below[-1] != n:
+      where += ' (as measured at n=%d)' % below[-1]
     if found is not None:
       return 'could detect >= %g%% at n=%d%s' % (found, n, where)
     smaller = [m for m in _measured_ns(self.data) if m <= n]

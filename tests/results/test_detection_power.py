@@ -33,7 +33,8 @@ def test_answers_come_from_the_measured_figures_only():
   power = detection_power.Power(FIGURES)
   assert power.phrase('lenet', 5) == 'could detect >= 5% at n=5'
   # 7 runs: not measured, so the next smaller measured count answers.
-  assert power.phrase('lenet', 7) == 'could detect >= 5% at n=5'
+  assert power.phrase('lenet', 7) == ('could detect >= 5% at n=7 (as '
+                                      'measured at n=5)')
   assert power.phrase('lenet', 3) == ('could not reliably detect even 10% '
                                       'at n=3')
   assert power.phrase('lenet', 2) == ('n=2 is below the run counts measured '
@@ -87,8 +88,10 @@ def test_the_repository_file_says_where_its_figures_come_from():
   data = detection_power.load()
   assert data is not None, 'results/detection_power.json is missing'
   source = data['source']
-  assert source['mode'] in ('quick', 'full')
+  assert source['mode'] in ('none', 'quick', 'full')
   assert source['command'].startswith('python benchmarks/detection_power.py')
   assert source['date'] and source['cpu_model']
+  if source['mode'] == 'none':
+    assert not data['models'] and 'not measured' in source['note']
   if source['mode'] == 'quick':
     assert 'not a measurement' in source['note']
