@@ -78,7 +78,7 @@ FULL = dict(models=list(MODELS), ns=[3, 5, 10], slowdowns=[2, 5, 10],
 QUICK = dict(models=['trivial'], ns=[3], slowdowns=[10], rounds=3,
              trials=200)
 QUICK_FLAGS = {'trivial': ['--model=trivial', '--batch_size=32',
-                           '--num_batches=30', '--num_warmup_batches=2']}
+                           '--num_batches=10', '--num_warmup_batches=1']}
 BASELINES = ('A1', 'A2')
 
 
@@ -190,15 +190,15 @@ def table(figures_by_model, ns, slowdowns):
   for model, figures in figures_by_model.items():
     lines.append('%s (runs per condition: %s)' % (model, ', '.join(
         '%s %d' % kv for kv in sorted(figures['runs'].items()))))
-    lines.append('  %-22s' % 'n runs a side' + ''.join(
+    lines.append('  %-26s' % 'n runs a side' + ''.join(
         '%8d' % n for n in ns))
-    lines.append('  %-22s' % 'false alarms (A/A)' + ''.join(
+    lines.append('  %-26s' % 'false alarms (A/A)' + ''.join(
         '%8s' % _pct(figures['false_alarm_rate'].get(str(n))) for n in ns))
     for pct in slowdowns:
       measured = figures['measured_slowdown_pct'].get('%g' % pct)
       name = 'caught %g%% (%s)' % (pct, 'n/a' if measured is None
                                    else 'meas. %.1f%%' % measured)
-      lines.append('  %-22s' % name + ''.join(
+      lines.append('  %-26s' % name + ''.join(
           '%8s' % _pct(figures['detection_rate']['%g' % pct].get(str(n)))
           for n in ns))
     smallest = figures['smallest_n_for_5pct']
