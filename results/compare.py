@@ -6,6 +6,7 @@
   tf_cnn_benchmarks compare --result_dir results/runs \
       --baseline 2.20.0 --candidate 2.21.0 [--by tf_version]
   # options: --alpha 0.05 --min_effect 2 --format markdown|html --output FILE
+  #          --allow_injected_slowdown (runs slowed on purpose, test-only)
 
 Exit code (for CI gating): 0 no regression, 1 at least one regression,
 2 bad input. The statistics are described in results/stats.py.
@@ -48,6 +49,9 @@ def build_parser(prog):
   parser.add_argument('--min_effect', type=float,
                       default=stats.DEFAULT_MIN_EFFECT_PCT,
                       help='smallest change in %% that counts as a regression')
+  parser.add_argument('--allow_injected_slowdown', action='store_true',
+                      help='compare runs slowed on purpose by the test-only '
+                      'injected slowdown too (refused otherwise)')
   parser.add_argument('--format', choices=['markdown', 'html'],
                       help='default: from --output extension, else markdown')
   parser.add_argument('--output', help='write the table here (atomically) '
@@ -82,8 +86,9 @@ def comparison_from_args(args):
   frame = store.require_runs(store.load_runs(paths), paths)
   if group_by == 'auto':
     group_by = comparison_lib.guess_group_by(frame, baseline, candidate)
-  return comparison_lib.compare_groups(frame, group_by, baseline, candidate,
-                                       args.alpha, args.min_effect)
+  return comparison_lib.compare_groups(
+      frame, group_by, baseline, candidate, args.alpha, args.min_effect,
+      allow_injected=args.allow_injected_slowdown)
 
 
 def render(comparison, output_format):

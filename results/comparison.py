@@ -1,9 +1,11 @@
 """Compare two groups of runs, configuration by configuration.
 
 A group is every usable run whose grouping column equals a value: two TF
-versions (`environment.tf_version`), two labels (`label`) or two result
-folders (`source_dir`). Runs are matched on CONFIG_KEY_FIELDS (what was
-measured), never on how long or where it ran.
+versions (`environment.tf_version`), two labels (`label`), two harness
+commits (`environment.harness_version`), two engines (`config.engine`;
+records without it are graph runs) or two result folders (`source_dir`).
+Runs are matched on CONFIG_KEY_FIELDS (what was measured), never on how long
+or where it ran.
 
 The unit of observation is a run: its `summary.images_per_sec`. A cluster
 run (several records sharing `cluster_run_id`) counts once, with the median of
@@ -20,6 +22,8 @@ import os
 import numpy as np
 from packaging.version import InvalidVersion, Version
 
+from results import detection_power
+from results import injected_runs
 from results import stats
 from results.errors import UsageError
 
@@ -42,9 +46,22 @@ SHORT_NAMES = {
 GROUP_COLUMNS = {
     'tf_version': 'environment.tf_version',
     'label': 'label',
+    'commit': 'environment.harness_version',
+    'engine': 'config.engine',
     'dir': 'source_dir',
 }
+# What a record without the grouping column meant.
+GROUP_DEFAULTS = {'engine': 'graph'}
+# The order in which a chart picks what to group by when the user did not
+# say: the first of these that takes two or more values among the runs.
+GROUP_PREFERENCE = ('tf_version', 'label', 'engine', 'commit', 'dir')
+# How a group is named in legends and table headers.
+GROUP_TITLES = {'tf_version': 'TF version', 'label': 'label',
+                'commit': 'commit', 'engine': 'engine', 'dir': 'folder'}
 MISSING = 'missing'
+# Percentage points between the medians' change and the Hodges-Lehmann
+# change beyond which the table explains why they differ.
+DISAGREEMENT_PCT = 1.0
 BASIS_RUNS = 'runs'
 BASIS_STEPS = 'steps'
 
@@ -68,8 +85,12 @@ def _key_value(row, field):
   return None if value == KEY_FIELD_DEFAULTS.get(field) else value
 
 
-def config_key(row):
-  return tuple(_key_value(row, field) for field in CONFIG_KEY_FIELDS)
+def config_key(row, group_by=None):
+  """What was measured. Grouping by a field that is itself part of the key
+  (an engine, say) blanks it, so the two groups' runs still match."""
+  blank = (GROUP_COLUMNS.get(group_by) or '').replace('config.', '', 1)
+  return tuple(None if field == blank else _key_value(row, field)
+               for field in CONFIG_KEY_FIELDS)
 
 
 def sortable_key(key):
@@ -177,6 +198,28 @@ class ConfigComparison:
   result: object             # stats.ShiftComparison or None
   verdict: str
   note: str = ''
+  # How big a slowdown this many runs a side could have caught (measured,
+  # results/detection_power.py), in words.
+  power: str = ''
+
+  @property
+  def median_change_pct(self):
+    """Candidate median / baseline median - 1, in % (nan if either is)."""
+    if not self.baseline_median or math.isnan(self.baseline_median):
+      return math.nan
+    return 100.0 * (self.candidate_median / self.baseline_median - 1.0)
+
+  @property
+  def estimates_disagree(self):
+    """The Hodges-Lehmann change and the medians' change tell a different
+    story: opposite signs, or more than DISAGREEMENT_PCT points apart."""
+    if self.result is None or self.basis != BASIS_RUNS:
+      return False
+    medians, estimate = self.median_change_pct, self.result.change_pct
+    if math.isnan(medians) or math.isnan(estimate):
+      return False
+    return (medians * estimate < 0
+            or abs(medians - estimate) > DISAGREEMENT_PCT)
 
 
 @dataclasses.dataclass
@@ -187,6 +230,8 @@ class Comparison:
   alpha: float
   min_effect_pct: float
   rows: list
+  # Where the detection-power figures come from (a sentence), or ''.
+  power_source: str = ''
 
   def count(self, verdict):
     return sum(1 for row in self.rows if row.verdict == verdict)
@@ -199,9 +244,32 @@ class Comparison:
     return varying_fields([row.key for row in self.rows])
 
 
-def _group_value(row, group_by):
+def group_value(row, group_by):
+  """The run's value of the grouping column, as text ('' if unset)."""
   value = _plain(row.get(GROUP_COLUMNS[group_by]))
+  if value is None:
+    value = GROUP_DEFAULTS.get(group_by)
   return '' if value is None else str(value)
+
+
+def varying_groupings(runs):
+  """The --by names whose column takes two or more values among runs, in
+  GROUP_PREFERENCE order."""
+  return [group_by for group_by in GROUP_PREFERENCE
+          if len(available_values(runs, group_by)) >= 2]
+
+
+def group_display(group_by, value):
+  """A group's value for people: a folder's base name, '(none)' if unset."""
+  if group_by == 'dir':
+    return os.path.basename(value.rstrip(os.sep))
+  return value if value != '' else '(none)'
+
+
+def group_title(group_by, value):
+  """'TF 2.21.0', 'label A', 'folder runs-b': a group's name for people."""
+  prefix = {'tf_version': 'TF', 'dir': 'folder'}.get(group_by, group_by)
+  return '%s %s' % (prefix, group_display(group_by, value))
 
 
 def normalise_group_value(group_by, value):
@@ -209,11 +277,12 @@ def normalise_group_value(group_by, value):
 
 
 def available_values(runs, group_by):
-  return sorted({_group_value(row, group_by) for row in runs},
+  return sorted({group_value(row, group_by) for row in runs},
                 key=version_sort_key if group_by == 'tf_version' else None)
 
 
-def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct):
+def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct,
+                 power):
   def median_ips(runs):
     return (float(np.median([r['summary.images_per_sec'] for r in runs]))
             if runs else math.nan)
@@ -241,19 +310,43 @@ def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct):
   row.result = stats.compare_throughput(baseline, candidate, alpha,
                                         min_effect_pct)
   row.verdict = row.result.verdict
+  model = key_values(key)['model']
+  if basis == BASIS_RUNS:
+    row.power = power.phrase(model, min(len(baseline), len(candidate)))
+  else:
+    row.power = 'not measured for per-step samples'
   if row.verdict == stats.INCONCLUSIVE and not row.note:
-    row.note = ('too few samples to reach p < %g; repeat runs (e.g. suite '
-                '--repeat 10)' % alpha)
+    row.note = 'too few samples to reach p < %g; %s' % (
+        alpha, power.suggestion(model))
+  if row.estimates_disagree:
+    row.note = _join_notes(row.note, (
+        'medians %+.1f%% but HL %+.1f%%: the medians compare one middle run '
+        'of each side; HL is the median of all %d candidate/baseline run '
+        'ratios, so it weighs every run. They part when the runs are spread '
+        'or fall in clusters (see each run in the dashboard); the test and '
+        'the verdict follow HL' % (row.median_change_pct,
+                                   row.result.change_pct,
+                                   len(baseline) * len(candidate))))
   return row
+
+
+def _join_notes(*notes):
+  return '; '.join(note for note in notes if note)
 
 
 def compare_groups(frame, group_by, baseline, candidate,
                    alpha=stats.DEFAULT_ALPHA,
-                   min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT):
+                   min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT,
+                   allow_injected=False, power=None):
   """Compares runs whose group_by value is baseline against candidate.
 
-  Raises UsageError when a group has no usable runs (listing what exists).
+  Raises UsageError when a group has no usable runs (listing what exists),
+  or when runs with an injected slowdown are among them and allow_injected
+  is False. power: a detection_power.Power (default: the repository's
+  measured figures).
   """
+  if power is None:
+    power = detection_power.Power.from_file()
   if group_by not in GROUP_COLUMNS:
     raise UsageError('cannot group by %r; use one of %s.'
                      % (group_by, ', '.join(sorted(GROUP_COLUMNS))))
@@ -269,22 +362,33 @@ def compare_groups(frame, group_by, baseline, candidate,
           'folders you passed.' % (role, value, group_by,
                                    ', '.join(repr(v) for v in present) or 'none'))
   by_key = {}
+  chosen = []
   for row in runs:
-    value = _group_value(row, group_by)
+    value = group_value(row, group_by)
     if value in (baseline, candidate):
-      side = by_key.setdefault(config_key(row), ([], []))
+      side = by_key.setdefault(config_key(row, group_by), ([], []))
       side[0 if value == baseline else 1].append(row)
-  rows = [_compare_one(key, sides[0], sides[1], alpha, min_effect_pct)
-          for key, sides in sorted(by_key.items(),
-                                   key=lambda kv: sortable_key(kv[0]))]
-  return Comparison(group_by=group_by, baseline=baseline, candidate=candidate,
-                    alpha=alpha, min_effect_pct=min_effect_pct, rows=rows)
+      chosen.append(row)
+  if not allow_injected:
+    injected_runs.refuse(chosen, group_by, baseline, candidate)
+  rows = []
+  for key, sides in sorted(by_key.items(), key=lambda kv: sortable_key(kv[0])):
+    row = _compare_one(key, sides[0], sides[1], alpha, min_effect_pct, power)
+    row.note = _join_notes(injected_runs.note('baseline', sides[0]),
+                           injected_runs.note('candidate', sides[1]), row.note)
+    rows.append(row)
+  return Comparison(
+      group_by=group_by, baseline=baseline, candidate=candidate, alpha=alpha,
+      min_effect_pct=min_effect_pct, rows=rows,
+      power_source=(detection_power.describe_source(power.data)
+                    if power.measured else ''))
 
 
 def guess_group_by(frame, baseline, candidate):
   """--by auto: the one column (label or tf_version) holding both values."""
   runs = usable_runs(frame)
-  matches = [group_by for group_by in ('label', 'tf_version')
+  matches = [group_by for group_by in ('label', 'tf_version', 'commit',
+                                       'engine')
              if {baseline, candidate} <= set(available_values(runs, group_by))]
   if len(matches) == 1:
     return matches[0]
@@ -297,6 +401,6 @@ def guess_group_by(frame, baseline, candidate):
                       ', '.join(repr(v) for v in available_values(runs, 'label')),
                       ', '.join(repr(v) for v in
                                 available_values(runs, 'tf_version'))))
-  raise UsageError('both labels and TF versions contain %r and %r; say which '
-                   'to compare with --by label or --by tf_version.'
-                   % (baseline, candidate))
+  raise UsageError('%s all contain %r and %r; say which to compare with '
+                   '--by %s.' % (' and '.join(matches), baseline, candidate,
+                                 ' or --by '.join(matches)))

@@ -4,15 +4,17 @@
       --output OUT [--baseline B --candidate C [--by tf_version|label|dir]] \
       [--max_step_charts 8]
 
-Writes OUT/index.html and PNG charts next to it (no server; open the file):
-throughput per configuration and TF version with IQR error bars, scaling with
-towers and workers (when runs vary them), the step times of the latest run of
-each configuration, a table of all runs, and the regression table of compare;
-and history.html (results/history/page.py), linked from it: each
-configuration's runs in --history_order with the steps found in them.
-Without --baseline/--candidate the two newest TF versions present are
-compared (or the two labels, when there is one version and two labels).
-Every file is written atomically, index.html last.
+Writes OUT/index.html and PNG charts next to it (no server; open the file).
+Everything is grouped by what is compared (--by: TF version, label, engine,
+commit or folder; auto: the first of these that varies among the runs):
+throughput per configuration and group (median bar, IQR whiskers and every
+run as a dot), scaling with towers and workers (when runs vary them), the
+step times of every run of each configuration, a table of the runs, and the
+regression table of compare; and history.html (results/history/page.py),
+linked from it: each configuration's runs in --history_order with the steps
+found in them. Without --baseline/--candidate the two newest TF versions are
+compared when grouping by TF version, else the two groups when there are
+exactly two. Every file is written atomically, index.html last.
 
 Exit code: 0 written, 2 bad input.
 """
@@ -76,14 +78,16 @@ def build_parser(prog):
   parser.add_argument('--min_effect', type=float,
                       default=stats.DEFAULT_MIN_EFFECT_PCT)
   parser.add_argument('--max_step_charts', type=int, default=8,
-                      help='step-time charts for at most this many configurations')
+                      help='step-time charts (every run of a configuration '
+                      'in one) for at most this many configurations')
   parser.add_argument('--history_order', choices=history_ordering.ORDERS,
                       default='time', help='how history.html orders the runs')
   return parser
 
 
 def choose_groups(frame, runs, args):
-  """(group_by, baseline, candidate) for the regression table, or None."""
+  """(group_by, (baseline, candidate) or None): what the page groups by, and
+  the pair of the regression table if there is one to show."""
   if args.baseline or args.candidate:
     if not (args.baseline and args.candidate):
       raise UsageError('give both --baseline and --candidate for the '
@@ -93,51 +97,68 @@ def choose_groups(frame, runs, args):
     if group_by == 'auto':
       group_by = comparison_lib.guess_group_by(frame, args.baseline,
                                                args.candidate)
-    return group_by, args.baseline, args.candidate
-  versions = plots.tf_versions(runs)
-  if len(versions) >= 2:
-    return 'tf_version', versions[-2], versions[-1]
-  labels = comparison_lib.available_values(runs, 'label')
-  if len(labels) == 2:
-    return 'label', labels[0], labels[1]
-  return None
+    return group_by, (args.baseline, args.candidate)
+  group_by = args.by
+  if group_by == 'auto':
+    group_by = (comparison_lib.varying_groupings(runs) or ['tf_version'])[0]
+  values = comparison_lib.available_values(runs, group_by)
+  if group_by == 'tf_version' and len(values) >= 2:
+    return group_by, (values[-2], values[-1])
+  if len(values) == 2:
+    return group_by, (values[0], values[1])
+  return group_by, None
 
 
-def _runs_table(runs, frame):
-  """Every configuration x TF version: runs, median and spread of images/sec."""
+# Above this many runs in a cell the table gives the range, not each run.
+MAX_LISTED_RUNS = 12
+
+
+def _runs_table(runs, frame, group_by):
+  """Every configuration x group: runs, median, spread and each run's
+  images/sec."""
   cells = {}
   for run in runs:
-    key = (comparison_lib.config_key(run), str(run.get(plots.TF_VERSION)))
+    key = (comparison_lib.config_key(run),
+           comparison_lib.group_value(run, group_by))
     cells.setdefault(key, []).append(run[plots.IPS])
   keys = sorted({k for k, _ in cells}, key=comparison_lib.sortable_key)
   fields = comparison_lib.varying_fields(keys)
   head = [comparison_lib.SHORT_NAMES.get(f, f) for f in fields] + [
-      'TF version', 'runs', 'median img/s', 'min', 'max']
+      comparison_lib.GROUP_TITLES[group_by], 'runs', 'median img/s', 'min',
+      'max', 'each run (img/s, in time order)']
   rows = []
-  for (key, version), values in sorted(
-      cells.items(),
-      key=lambda kv: comparison_lib.config_and_version_key(kv[0])):
-    named = dict(zip(comparison_lib.CONFIG_KEY_FIELDS, key))
+  order = (comparison_lib.version_sort_key if group_by == 'tf_version'
+           else str)
+  for (key, group), values in sorted(
+      cells.items(), key=lambda kv: (comparison_lib.sortable_key(kv[0][0]),
+                                     order(kv[0][1]))):
+    named = comparison_lib.key_values(key)
+    each = (', '.join('%.1f' % v for v in values)
+            if len(values) <= MAX_LISTED_RUNS else '(%d runs)' % len(values))
     rows.append([str(named[f]) for f in fields] + [
-        version, str(len(values)), '%.1f' % np.median(values),
-        '%.1f' % min(values), '%.1f' % max(values)])
+        comparison_lib.group_display(group_by, group),
+        str(len(values)), '%.1f' % np.median(values), '%.1f' % min(values),
+        '%.1f' % max(values), each])
   out = [pd.DataFrame(rows, columns=head).to_html(
       index=False, classes='runs', border=0, justify='left')]
   failed = frame[frame['status'] != 'ok']
   if len(failed):
-    out.append('<p class="note">%d run(s) did not succeed and are left out: '
-               '%s</p>' % (len(failed), html.escape(', '.join(
-                   '%s (%s)' % (os.path.basename(p), s)
-                   for p, s in zip(failed['path'], failed['status'])))))
+    out.append('<p class="note">%d run(s) did not succeed and are left out '
+               '(their images/sec is missing, not 0): %s</p>' % (
+                   len(failed), html.escape(', '.join(
+                       '%s (%s)' % (os.path.basename(p), s)
+                       for p, s in zip(failed['path'], failed['status'])))))
   return '\n'.join(out)
 
 
-def _latest_run_per_config(runs, limit):
-  latest = {}
-  for run in runs:   # runs come sorted by start time: later ones overwrite
-    latest[comparison_lib.config_key(run)] = run
-  ordered = sorted(latest.items(), key=lambda kv: comparison_lib.sortable_key(kv[0]))
-  return [run for _, run in ordered][:limit]
+def _runs_per_config(runs, limit):
+  """[(config key, its runs)] in configuration order, at most limit."""
+  by_key = {}
+  for run in runs:
+    by_key.setdefault(comparison_lib.config_key(run), []).append(run)
+  ordered = sorted(by_key.items(),
+                   key=lambda kv: comparison_lib.sortable_key(kv[0]))
+  return ordered[:limit]
 
 
 def _image(name, alt):
@@ -147,7 +168,8 @@ def _image(name, alt):
 def render(frame, args, output):
   """Writes the charts, then index.html; returns the page's path."""
   runs = comparison_lib.usable_runs(frame)
-  groups = choose_groups(frame, runs, args)
+  group_by, pair = choose_groups(frame, runs, args)
+  group_name = comparison_lib.GROUP_TITLES[group_by]
   sections = []
 
   def chart(name, png, alt, caption):
@@ -157,34 +179,38 @@ def render(frame, args, output):
     write_bytes_atomically(os.path.join(output, name), png)
     sections.append(_image(name, alt))
 
-  sections.append('<h2>Throughput by TensorFlow version</h2>')
-  chart('throughput.png', plots.throughput_by_version(runs),
-        'images/sec per configuration and TF version',
+  sections.append('<h2>Throughput by %s</h2>' % html.escape(group_name))
+  chart('throughput.png', plots.throughput_by_group(runs, group_by),
+        'images/sec per configuration and %s, every run a dot' % group_name,
         'No successful runs to plot.')
   sections.append('<h2>Scaling</h2>')
-  chart('scaling.png', plots.scaling(runs), 'images/sec against towers and '
-        'workers', 'No configuration was run with more than one tower count '
-        'or worker count, so there is no scaling chart.')
+  chart('scaling.png', plots.scaling(runs, group_by), 'images/sec against '
+        'towers and workers', 'No configuration was run with more than one '
+        'tower count or worker count, so there is no scaling chart.')
   sections.append('<h2>Regression check</h2>')
-  if groups:
-    result = comparison_lib.compare_groups(frame, *groups, alpha=args.alpha,
-                                           min_effect_pct=args.min_effect)
+  if pair:
+    # Runs slowed on purpose are shown, never refused: each row's note
+    # says which side had them.
+    result = comparison_lib.compare_groups(frame, group_by, *pair,
+                                           alpha=args.alpha,
+                                           min_effect_pct=args.min_effect,
+                                           allow_injected=True)
     sections.append(tables.render_html_fragment(result))
   else:
-    sections.append('<p class="note">Only one TF version and label: nothing '
-                    'to compare. Pass --baseline and --candidate.</p>')
+    sections.append(
+        '<p class="note">Grouped by %s: %s. The regression table needs two '
+        'groups; pass --baseline and --candidate (and --by).</p>' % (
+            html.escape(group_name), html.escape(', '.join(
+                comparison_lib.available_values(runs, group_by)) or 'none')))
   sections.append('<h2>Runs</h2>')
-  sections.append(_runs_table(runs, frame))
-  sections.append('<h2>Step times of the latest run of each configuration</h2>')
+  sections.append(_runs_table(runs, frame, group_by))
+  sections.append('<h2>Step times of every run, per configuration</h2>')
   labels = plots.config_labels(runs)
-  for index, run in enumerate(
-      _latest_run_per_config(runs, args.max_step_charts), 1):
-    title = '%s, TF %s, %s (run %s)' % (
-        labels[comparison_lib.config_key(run)],
-        run.get(plots.TF_VERSION), run.get('started_at'),
-        str(run.get('run_id'))[:8])
-    chart('steps_%d.png' % index, plots.step_times(run, title),
-          'step times: ' + title, 'Run %s has no step times.' % title)
+  for index, (key, members) in enumerate(
+      _runs_per_config(runs, args.max_step_charts), 1):
+    title = '%s: %d run(s) by %s' % (labels[key], len(members), group_name)
+    chart('steps_%d.png' % index, plots.step_times(members, group_by, title),
+          'step times: ' + title, 'No run of %s has step times.' % title)
   history_name = history_page.write(frame, output, args.history_order,
                                     PAGE_CSS, IMAGE_CHECK_SCRIPT)
   generated = datetime.datetime.now(datetime.timezone.utc).strftime(
@@ -194,11 +220,12 @@ def render(frame, args, output):
       '<title>tf_cnn_benchmarks results</title>',
       '<style>%s</style>' % PAGE_CSS, '</head><body>',
       '<h1>tf_cnn_benchmarks results</h1>',
-      '<p>%d successful run(s) of %d record(s) from %s; TF versions: %s. '
-      'Generated %s.</p>' % (
+      '<p>%d successful run(s) of %d record(s) from %s; TF versions: %s; '
+      'grouped by %s. Generated %s.</p>' % (
           len(runs), len(frame), html.escape(', '.join(
               sorted(set(frame['source_dir'])))),
-          html.escape(', '.join(plots.tf_versions(runs)) or 'none'), generated),
+          html.escape(', '.join(plots.tf_versions(runs)) or 'none'),
+          html.escape(group_name), generated),
       '<p><a href="%s">History and change points</a> (runs in %s order, '
       'the steps found in them)</p>' % (history_name, args.history_order),
   ] + sections + [IMAGE_CHECK_SCRIPT, '</body></html>', ''])

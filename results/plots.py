@@ -45,43 +45,57 @@ def config_labels(runs, leave_out=()):
   return {key: comparison_lib.describe_config(key, fields) for key in keys}
 
 
-def throughput_by_version(runs):
-  """Grouped bars: median images/sec per configuration, one bar per TF version,
-  error bars spanning the interquartile range of the runs."""
+def _groups(runs, group_by):
+  return comparison_lib.available_values(runs, group_by)
+
+
+def throughput_by_group(runs, group_by):
+  """Per configuration, one bar per group (TF version, label, ...): the
+  median images/sec with the interquartile range, and every run as a dot
+  on its bar, so a lone outlier or two clusters of runs show at a glance."""
   if not runs:
     return None
   labels = config_labels(runs)
-  versions = tf_versions(runs)
+  groups = _groups(runs, group_by)
   keys = list(labels)
-  figure = Figure(figsize=(max(6.0, 1.2 * len(keys) * max(1, len(versions)) / 2
+  figure = Figure(figsize=(max(6.0, 1.2 * len(keys) * max(1, len(groups)) / 2
                                + 2), 4.5))
   axes = figure.add_subplot()
-  width = 0.8 / len(versions)
+  width = 0.8 / len(groups)
   positions = np.arange(len(keys))
-  for index, version in enumerate(versions):
+  # Dots spread across the bar's width in a fixed pattern: the same page
+  # for the same runs.
+  rng = np.random.default_rng(0)
+  for index, group in enumerate(groups):
     medians, below, above = [], [], []
-    for key in keys:
+    centres = positions + (index - (len(groups) - 1) / 2) * width
+    for centre, key in zip(centres, keys):
       values = [r[IPS] for r in runs if comparison_lib.config_key(r) == key
-                and str(r.get(TF_VERSION)) == version]
+                and comparison_lib.group_value(r, group_by) == group]
       median, low, high = _median_and_iqr(values) if values else (np.nan, 0, 0)
       medians.append(median)
       below.append(low)
       above.append(high)
-    axes.bar(positions + (index - (len(versions) - 1) / 2) * width, medians,
-             width, yerr=[below, above], capsize=3, label='TF %s' % version)
+      if values:
+        axes.scatter(centre + rng.uniform(-0.3, 0.3, len(values)) * width,
+                     values, s=12, color='black', alpha=0.7, zorder=3,
+                     linewidths=0)
+    axes.bar(centres, medians, width, yerr=[below, above], capsize=3,
+             alpha=0.75, label=comparison_lib.group_title(group_by, group))
   axes.set_xticks(positions, [labels[k] for k in keys], rotation=20,
                   ha='right', fontsize=8)
-  axes.set_ylabel('images/sec (median, bars: IQR of runs)')
-  axes.set_title('Throughput per configuration and TensorFlow version')
+  axes.set_ylabel('images/sec (bar: median, whiskers: IQR, dots: runs)')
+  axes.set_title('Throughput per configuration and %s'
+                 % comparison_lib.GROUP_TITLES[group_by])
   axes.legend(fontsize=8)
   axes.grid(axis='y', alpha=0.3)
   return _png(figure)
 
 
-def _scaling_series(runs, field):
+def _scaling_series(runs, field, group_by):
   """(label, xs, medians) per line along which `field` takes 2+ values.
 
-  A line is one configuration (with `field` blanked out) on one TF version.
+  A line is one configuration (with `field` blanked out) in one group.
   """
   field_index = comparison_lib.CONFIG_KEY_FIELDS.index(field)
   all_keys = {comparison_lib.config_key(r) for r in runs}
@@ -92,7 +106,7 @@ def _scaling_series(runs, field):
     key = list(comparison_lib.config_key(run))
     x = key[field_index]
     key[field_index] = None
-    line = (tuple(key), str(run.get(TF_VERSION)))
+    line = (tuple(key), comparison_lib.group_value(run, group_by))
     lines.setdefault(line, {}).setdefault(x, []).append(run[IPS])
   series = []
   for (key, version), points in sorted(
@@ -101,16 +115,16 @@ def _scaling_series(runs, field):
     xs = sorted(x for x in points if x is not None)
     if len(xs) < 2:
       continue
-    label = '%s, TF %s' % (comparison_lib.describe_config(key, label_fields),
-                           version)
+    label = '%s, %s' % (comparison_lib.describe_config(key, label_fields),
+                        comparison_lib.group_title(group_by, version))
     series.append((label, xs, [float(np.median(points[x])) for x in xs]))
   return series
 
 
-def scaling(runs):
+def scaling(runs, group_by):
   """images/sec against towers (num_devices) and workers (num_workers)."""
   panels = [('num_devices', 'towers per worker'), ('num_workers', 'workers')]
-  panels = [(field, title, _scaling_series(runs, field))
+  panels = [(field, title, _scaling_series(runs, field, group_by))
             for field, title in panels]
   panels = [panel for panel in panels if panel[2]]
   if not panels:
@@ -129,29 +143,38 @@ def scaling(runs):
   return _png(figure)
 
 
-def step_times(run, title):
-  """One run's step times in order, warm-up steps first and greyed."""
-  warmup = [t * 1000 for t in run.get('timing.warmup_step_times_sec') or []]
-  timed = [t * 1000 for t in run.get('timing.step_times_sec') or []]
-  if not timed:
+def step_times(runs, group_by, title):
+  """The step times of every run of one configuration, in order: one thin
+  line per run, coloured by its group, and each group's median step time
+  dashed. Warm-up steps are left out (the first ones build the graph and
+  would squash the scale)."""
+  runs = [run for run in runs if run.get('timing.step_times_sec')]
+  if not runs:
     return None
-  figure = Figure(figsize=(7, 3.2))
+  figure = Figure(figsize=(7, 3.4))
   axes = figure.add_subplot()
-  if warmup:
-    axes.plot(range(-len(warmup), 0), warmup, color='0.6', marker='.',
-              linestyle='-', label='warm-up')
-  axes.plot(range(len(timed)), timed, marker='.', label='timed steps')
-  axes.axhline(float(np.median(timed)), color='C3', linewidth=1,
-               linestyle='--', label='median %.1f ms' % np.median(timed))
-  # The first warm-up steps (graph building) can be 100x slower; scale to
-  # the timed steps so their jitter stays visible, and say what was cut.
-  top = max(timed) * 1.3
-  axes.set_ylim(0, top)
-  if warmup and max(warmup) > top:
-    axes.text(-len(warmup), top * 0.97, 'warm-up up to %.0f ms (clipped)'
-              % max(warmup), fontsize=7, va='top', color='0.4')
-  axes.set_xlabel('step')
-  axes.set_ylabel('step time (ms)')
+  top = 0.0
+  for index, group in enumerate(_groups(runs, group_by)):
+    colour = 'C%d' % (index % 10)
+    members = [run for run in runs
+               if comparison_lib.group_value(run, group_by) == group]
+    pooled = []
+    for run in members:
+      timed = [t * 1000 for t in run['timing.step_times_sec']]
+      pooled += timed
+      axes.plot(range(len(timed)), timed, color=colour, linewidth=0.8,
+                alpha=0.6)
+    median = float(np.median(pooled))
+    top = max(top, float(np.percentile(pooled, 99)))
+    axes.axhline(median, color=colour, linewidth=1.5, linestyle='--',
+                 label='%s: %d run(s), median %.1f ms' % (
+                     comparison_lib.group_title(group_by, group),
+                     len(members), median))
+  # A rare slow step (a page fault, another process) would flatten the
+  # rest; clip at the 99th percentile and say so in the axis label.
+  axes.set_ylim(0, top * 1.3)
+  axes.set_xlabel('timed step')
+  axes.set_ylabel('step time (ms, clipped at 1.3 x p99)')
   axes.set_title(title, fontsize=9)
   axes.grid(alpha=0.3)
   axes.legend(fontsize=7)

@@ -70,7 +70,24 @@ def upgrade_record(record):
   for key in REQUIRED_OBJECTS:
     if not isinstance(record.get(key), dict):
       raise UnreadableRecord('missing the %r object' % key)
+  _missing_rates_of_unfinished_runs(record)
   return record
+
+
+# Throughputs a run only has when it finished well.
+RATE_FIELDS = ('images_per_sec', 'worker_images_per_sec',
+               'images_per_sec_mean_of_steps')
+
+
+def _missing_rates_of_unfinished_runs(record):
+  """Records written before failed runs' rates were null said 0.0; read
+  them as missing too, so every reader sees one convention (SCHEMA.md)."""
+  if record.get('status') == 'ok':
+    return
+  summary = record['summary']
+  for field in RATE_FIELDS:
+    if summary.get(field) == 0:
+      summary[field] = None
 
 
 def read_record(path):

@@ -52,7 +52,12 @@ SUMMARY_FIELDS = (
     'images_per_sec_stddev_err', 'jitter', 'median_step_time_sec', 'num_steps',
     'final_loss', 'top_1_accuracy', 'top_5_accuracy', 'num_eval_examples')
 TOP_LEVEL_FIELDS = ('schema_version', 'run_id', 'cluster_run_id', 'started_at',
-                    'finished_at', 'status', 'label')
+                    'finished_at', 'status', 'label', 'injected_slowdown')
+TIME_COLUMNS = ('started_at', 'finished_at')
+# Summary and timing numbers: float64 with NaN for missing (a failed run's
+# throughputs are null in its record; SCHEMA.md).
+NUMBER_COLUMNS = tuple('summary.' + name for name in SUMMARY_FIELDS) + (
+    'timing.timed_wall_time_sec', 'injected_slowdown')
 LIST_COLUMNS = tuple('timing.' + name for name in
                      ('step_times_sec', 'warmup_step_times_sec', 'step_losses'))
 KNOWN_COLUMNS = (
@@ -117,16 +122,50 @@ def load_runs(paths):
   frame = pd.json_normalize(records)
   frame['path'] = files
   frame['source_dir'] = sources
+  frame = _without_duplicate_families(frame)
   extra = [column for column in frame.columns if column not in KNOWN_COLUMNS]
   frame = frame.reindex(columns=list(KNOWN_COLUMNS) + sorted(extra))
   for column in LIST_COLUMNS:
     # Missing samples become empty lists, so len() and iteration always work.
     frame[column] = [value if isinstance(value, list) else []
                      for value in frame[column]]
+  frame = _with_dtypes(frame)
   if len(frame):
     frame = frame.sort_values(['started_at', 'path'], na_position='last',
                               kind='stable').reset_index(drop=True)
   frame.attrs['skipped'] = skipped
+  return frame
+
+
+def _without_duplicate_families(frame):
+  """Drops a column X when columns X.* hold its contents.
+
+  json_normalize flattens an object into X.a, X.b, ... but a record whose X
+  is null adds a column X of its own (e.g. `failure` beside `failure.type`
+  when some runs failed and others did not). Such an X only ever holds nulls
+  (a non-null X is flattened into X.*), so dropping it loses nothing and
+  leaves one column family per object.
+  """
+  families = {column.rsplit('.', 1)[0] for column in frame.columns
+              if '.' in column}
+  duplicates = [column for column in frame.columns if column in families
+                and frame[column].isna().all()]
+  return frame.drop(columns=duplicates)
+
+
+def _with_dtypes(frame):
+  """Times as UTC datetimes; numeric columns numeric (missing -> NaN).
+
+  Columns that no record sets come out of reindex as object columns of NaN;
+  the known number and time columns get their real dtype whatever the
+  records held, so `frame['started_at'].max()` or a mean just work.
+  """
+  for column in TIME_COLUMNS:
+    frame[column] = pd.to_datetime(frame[column], utc=True, format='ISO8601',
+                                   errors='coerce')
+  for column in NUMBER_COLUMNS:
+    frame[column] = pd.to_numeric(frame[column], errors='coerce').astype(
+        'float64')
   return frame
 
 

@@ -36,11 +36,15 @@ def method_sentence(comparison):
   return (
       'Test: two-sided Mann-Whitney U on log images/sec, alpha = %g; a '
       'regression or improvement needs p < alpha and a change of at least '
-      '%g%%. Change: Hodges-Lehmann estimate of candidate/baseline; CI: '
-      'Mann-Whitney (Moses) %g%% interval. Basis `runs`: one sample per run '
-      '(process); `steps`: a group had a single run, so per-step samples were '
-      'used instead.' % (comparison.alpha, comparison.min_effect_pct,
-                         confidence))
+      '%g%%. `medians`: candidate median / baseline median - 1, from the '
+      'middle run of each side alone. `HL change`: the Hodges-Lehmann '
+      'estimate, the median of candidate/baseline over every pair of runs; '
+      'it uses every run, so it can differ from `medians` (even in sign) '
+      'when runs are spread or clustered, and it is what the test, the CI '
+      '(Mann-Whitney/Moses %g%% interval) and the verdict use. Basis `runs`: '
+      'one sample per run (process); `steps`: a group had a single run, so '
+      'per-step samples were used instead.' % (
+          comparison.alpha, comparison.min_effect_pct, confidence))
 
 
 def headline(comparison):
@@ -60,9 +64,10 @@ def table_rows(comparison):
   """Header and cell texts shared by both renderers."""
   fields = comparison.shown_fields()
   header = ([comparison_lib.SHORT_NAMES.get(f, f) for f in fields]
-            + ['baseline img/s (n)', 'candidate img/s (n)', 'change',
+            + ['baseline img/s (n)', 'candidate img/s (n)', 'medians',
+               'HL change',
                '%g%% CI' % (100 * (1 - comparison.alpha)), 'p', 'basis',
-               'verdict', 'note'])
+               'verdict', 'detectable', 'note'])
   rows = []
   for row in comparison.rows:
     values = comparison_lib.key_values(row.key)
@@ -71,9 +76,10 @@ def table_rows(comparison):
         [str(values[f]) for f in fields]
         + ['%s (%d)' % (_number(row.baseline_median), row.baseline_runs),
            '%s (%d)' % (_number(row.candidate_median), row.candidate_runs),
+           _signed_pct(row.median_change_pct if result else None),
            _signed_pct(result.change_pct if result else None),
            _interval(result), _p_value(result), row.basis, row.verdict,
-           row.note])
+           row.power, row.note])
   return header, rows
 
 
@@ -86,14 +92,22 @@ def render_markdown(comparison):
   lines = ['## ' + headline(comparison), '', method_sentence(comparison), '',
            '| ' + ' | '.join(header) + ' |',
            '|' + '|'.join('---' for _ in header) + '|']
+  verdict_index = header.index('verdict')
   for cells in rows:
-    verdict_index = len(header) - 2
     cells = list(cells)
     if cells[verdict_index] == stats.REGRESSION:
       cells[verdict_index] = '**%s**' % cells[verdict_index]
     lines.append('| ' + ' | '.join(_markdown_cell(c) for c in cells) + ' |')
   lines += ['', 'Result: ' + tally(comparison), '']
+  if comparison.power_source:
+    lines += [power_sentence(comparison), '']
   return '\n'.join(lines)
+
+
+def power_sentence(comparison):
+  return ('`detectable`: the smallest injected slowdown caught in >= 95%% of '
+          'trials with <= 5%% false alarms at this many runs a side, from '
+          'results/detection_power.json (%s).' % comparison.power_source)
 
 
 TABLE_CSS = """
@@ -122,6 +136,8 @@ def render_html_fragment(comparison):
         ''.join('<td>%s</td>' % html.escape(c) for c in cells)))
   out += ['</table>',
           '<p class="tally">Result: %s</p>' % html.escape(tally(comparison)),
+          '<p class="note">%s</p>' % html.escape(power_sentence(comparison))
+          if comparison.power_source else '',
           '</section>']
   return '\n'.join(out)
 

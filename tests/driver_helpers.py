@@ -27,9 +27,9 @@ def run_quietly(**overrides):
   return result, out.getvalue()
 
 
-def run_cli(*args, timeout=300, **popen_kw):
+def run_cli(*args, timeout=300, env=None, **popen_kw):
   # The harness quiets TensorFlow itself (--verbosity); don't help it.
-  env = dict(os.environ)
+  env = dict(os.environ if env is None else env)
   env.pop('TF_CPP_MIN_LOG_LEVEL', None)
   return subprocess.run([sys.executable, SCRIPT] + list(args), cwd=REPO,
                         capture_output=True, text=True, timeout=timeout,

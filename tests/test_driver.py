@@ -74,6 +74,10 @@ def test_run_record_is_complete_and_consistent(tmp_path):
   assert rec['summary']['images_per_sec'] == pytest.approx(printed, abs=0.01)
   assert rec['flags']['model'] == 'trivial'
   assert os.listdir(tmp_path) == [name]  # no temporary file left behind
+  # The user's umask, not mkstemp's 0600: a web server can serve it.
+  umask = os.umask(0o022)
+  os.umask(umask)
+  assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_parameter_server_and_replicated_give_the_same_losses():
@@ -217,6 +221,9 @@ def test_sigterm_stops_cleanly_with_an_interrupted_record(tmp_path):
   rec = json.loads((tmp_path / name).read_text())
   assert rec['status'] == 'interrupted'
   assert rec['timing']['step_times_sec']
+  # Its throughput is missing, not 0.0 (which would drag any mean down).
+  assert rec['summary']['images_per_sec'] is None
+  assert rec['summary']['worker_images_per_sec'] is None
 
 
 def test_divergence_is_reported_once():

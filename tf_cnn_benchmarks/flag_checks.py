@@ -5,6 +5,7 @@ combination is one paragraph saying what is wrong and what to do, before
 anything is loaded or started.
 """
 
+from tf_cnn_benchmarks import injected_slowdown
 from tf_cnn_benchmarks import tf_config
 from tf_cnn_benchmarks.flag_specs import (FLAG_SPECS, REFUSED_SPECS,
                                           SERVER_PROTOCOLS)
@@ -86,6 +87,9 @@ def validate(p):
   if p.peak_gflops and p.measure_peak:
     raise UsageError('--peak_gflops gives the peak and --measure_peak '
                      'measures it; give only one of them.')
+  # Not a flag, but read with them: a bad value is refused before
+  # TensorFlow loads, like a bad flag.
+  injected_slowdown.from_environment()
   _validate_input_flags(p)
   _validate_evaluation_flags(p)
   _validate_freeze_flags(p)

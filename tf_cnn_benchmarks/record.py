@@ -9,6 +9,7 @@ import os
 
 from results.record_io import CURRENT_SCHEMA_VERSION
 from results.record_io import write_record_atomically
+from tf_cnn_benchmarks import injected_slowdown
 from tf_cnn_benchmarks.measure import environment
 
 
@@ -28,6 +29,11 @@ def _utilisation_summary(u):
   return {'gflops_per_image': u.gflops_per_image,
           'model_gflops_per_sec': u.model_gflops_per_sec,
           'peak_gflops_per_sec': u.peak_gflops_per_sec, 'mfu': u.mfu}
+
+
+def _rate(value, measured):
+  """A throughput for the record: None unless measured and positive."""
+  return value if measured and value is not None and value > 0 else None
 
 
 def utc_now():
@@ -118,14 +124,19 @@ def _config(p, rc, data_description):
 def _record(run_id, started_at, finished_at, p, result, config,
             cluster_run_id, environment_description):
   times = result.times
+  # A run that did not finish well measured no throughput: its rates are
+  # missing (null), never 0.0, so no mean or median that includes it is
+  # dragged down; the samples it took stay in `timing`.
+  measured = result.status == 'ok' and bool(times) and times.num_steps > 0
   summary = {
-      'images_per_sec': result.images_per_sec,
-      'worker_images_per_sec': (times.total_images_per_sec(1)
-                                if times else 0.0),
-      'images_per_sec_mean_of_steps': times.mean_speed() if times else 0.0,
+      'images_per_sec': _rate(result.images_per_sec, measured),
+      'worker_images_per_sec': _rate(
+          times.total_images_per_sec(1) if times else None, measured),
+      'images_per_sec_mean_of_steps': _rate(
+          times.mean_speed() if times else None, measured),
       'images_per_sec_stddev_err': (times.speed_uncertainty()
-                                    if times else 0.0),
-      'jitter': times.jitter() if times else 0.0,
+                                    if measured else None),
+      'jitter': times.jitter() if measured else None,
       'median_step_time_sec': times.median_step_time() if times else None,
       'num_steps': times.num_steps if times else 0,
       'final_loss': times.losses[-1] if times and times.losses else None,
@@ -160,6 +171,9 @@ def _record(run_id, started_at, finished_at, p, result, config,
       'stragglers': list(result.stragglers),
       'label': p.label,
       'benchmark_test_id': p.benchmark_test_id,
+      # Test-only: the fraction of each step's time idled after it, so a
+      # deliberately slowed run never passes for a real one (null: real).
+      'injected_slowdown': injected_slowdown.recorded_value(),
       'config': config,
       'flags': {k: _jsonable(v) for k, v in sorted(p.as_dict().items())},
       'environment': environment_description,

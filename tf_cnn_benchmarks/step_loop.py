@@ -18,6 +18,7 @@ import time
 import tensorflow as tf
 
 from tf_cnn_benchmarks import evaluation
+from tf_cnn_benchmarks import injected_slowdown
 
 tf1 = tf.compat.v1
 
@@ -43,6 +44,8 @@ class StepLoop:
     self.with_accuracy = built.top_1_correct is not None
     # Correct predictions and examples seen by the timed steps.
     self.correct_1 = self.correct_5 = self.examples = 0
+    # Test-only idle time after each timed step (injected_slowdown.py).
+    self.pause = injected_slowdown.Pause(injected_slowdown.from_environment())
 
   def check_stop(self):
     self.watch.check_stop()
@@ -74,6 +77,8 @@ class StepLoop:
             {'summary': summary} if summary is not None else None)
         values = done.values
         times.add(done.seconds, float(values['loss']))
+        # Inside the clock: total images/sec shows it, step times do not.
+        self.pause.after_step(done.seconds)
         self._after_step(sess, step, values)
         if self.evaluator is not None and self.evaluator.due(step):
           paused = time.perf_counter()

@@ -34,7 +34,7 @@ def test_markdown_table_flags_the_regression(two_versions, capsys):
                        '--candidate', '2.21.0'], capsys)
   assert code == compare.EXIT_REGRESSION
   lines = {line.split('|')[1].strip(): line for line in out.splitlines()
-           if line.startswith('| ') and 'model' not in line}
+           if line.startswith('| ') and not line.startswith('| model |')}
   assert '**regression**' in lines['trivial']
   assert 'no change' in lines['resnet50']
   assert 'missing' in lines['lenet'] and 'only in candidate' in lines['lenet']
@@ -129,3 +129,35 @@ def test_sync_updates_keys_runs_and_old_records_match_the_default(tmp_path,
   assert len(rows) == 2, out
   assert not any('regression' in row for row in rows), out
   assert [row.split('|')[2].strip() for row in rows] == ['barrier', 'mean']
+
+
+def test_medians_and_hodges_lehmann_disagreeing_is_explained(tmp_path,
+                                                             capsys):
+  """The user's report: medians fell 2.1% while the change said +2.6%.
+  Both are shown, named, and the row says why they part."""
+  rng = np.random.default_rng(1)
+  write_runs(tmp_path, [880.0, 885.0, 924.2, 926.0, 928.0], rng, label='A',
+             model='lenet')
+  write_runs(tmp_path, [903.0, 904.0, 905.1, 960.0, 965.0], rng, label='B',
+             model='lenet')
+  code, out, _ = _run(['--result_dir', tmp_path, '--baseline', 'A',
+                       '--candidate', 'B'], capsys)
+  assert code == 0
+  header = next(l for l in out.splitlines() if l.startswith('| model'))
+  assert '| medians | HL change |' in header
+  (row,) = [l for l in out.splitlines() if l.startswith('| lenet')]
+  cells = [c.strip() for c in row.split('|')]
+  assert cells[4:6] == ['-2.1%', '+2.6%'], row
+  assert 'medians -2.1% but HL +2.6%' in row and '25 candidate/baseline' in row
+  assert 'Hodges-Lehmann' in out and 'median of candidate/baseline over ' \
+      'every pair of runs' in out
+
+
+def test_runs_without_a_throughput_are_left_out(tmp_path, capsys):
+  rng = np.random.default_rng(2)
+  write_runs(tmp_path, [1000.0, 1001.0, 999.0], rng, label='A')
+  write_runs(tmp_path, [1000.0, 1001.0, 999.0], rng, label='B')
+  write_record(tmp_path, make_record(label='B', status='interrupted'))
+  code, out, _ = _run(['--result_dir', tmp_path, '--baseline', 'A',
+                       '--candidate', 'B'], capsys)
+  assert code == 0 and '(3)' in out and '(4)' not in out

@@ -112,3 +112,38 @@ def test_default_pair_takes_the_release_as_the_newest(tmp_path):
   assert _render(tmp_path / 'runs', tmp_path / 'site') == 0
   page = (tmp_path / 'site' / 'index.html').read_text()
   assert 'baseline 2.21.0rc1 vs candidate 2.21.0' in page
+
+
+def test_ab_labels_are_grouped_and_every_run_listed(tmp_path):
+  """The user's report: 5 runs labelled A, 5 labelled B, one TF version.
+  The page groups by label (not one bar of 10 runs), lists every run, and
+  charts the step times of all of them."""
+  rng = np.random.default_rng(11)
+  speeds = {'A': [880.0, 885.0, 924.2, 926.0, 928.0],
+            'B': [903.0, 904.0, 905.1, 960.0, 965.0]}
+  for label, values in speeds.items():
+    write_runs(tmp_path / 'runs', values, rng, label=label, model='lenet')
+  write_record(tmp_path / 'runs', make_record(model='lenet', label='B',
+                                              status='interrupted'))
+  for extra in ([], ['--by', 'label']):
+    output = tmp_path / ('site' + '-'.join(extra))
+    assert _render(tmp_path / 'runs', output, *extra) == 0
+    page = (output / 'index.html').read_text()
+    assert 'Throughput by label' in page and 'grouped by label' in page
+    assert 'Comparing label: baseline A vs candidate B' in page
+    rows = re.findall(r'<tr>\s*<td>lenet</td>\s*<td>(\w)</td>\s*<td>(\d+)</td>'
+                      r'(?:\s*<td>[^<]*</td>){3}\s*<td>([^<]*)</td>', page)
+    assert [(label, count) for label, count, _ in rows] == [('A', '5'),
+                                                            ('B', '5')], page
+    assert sorted(rows[1][2].split(', ')) == ['903.0', '904.0', '905.1',
+                                              '960.0', '965.0']
+    assert 'images/sec is missing, not 0' in page
+    assert 'medians -2.1% but HL +2.6%' in page
+    written = sorted(os.listdir(output))
+    assert [f for f in written if not f.startswith('history')] == [
+        'index.html', 'steps_1.png', 'throughput.png'], written
+  # Chosen explicitly: the same page, whatever the TF versions say.
+  assert _render(tmp_path / 'runs', tmp_path / 'chosen', '--by', 'label',
+                 '--baseline', 'B', '--candidate', 'A') == 0
+  assert 'baseline B vs candidate A' in (
+      tmp_path / 'chosen' / 'index.html').read_text()

@@ -109,3 +109,44 @@ def test_atomic_write_leaves_no_temporaries(tmp_path):
   record_io.write_record_atomically(path, {'a': 2})
   assert json.loads(path.read_text()) == {'a': 2}
   assert os.listdir(tmp_path) == ['r.json']
+
+
+def test_dtypes_missing_rates_and_one_column_family(tmp_path):
+  write_record(tmp_path, make_record(step_times=[0.1, 0.2],
+                                     started_at='2025-01-01T00:00:00Z'))
+  write_record(tmp_path, make_record(status='failed',
+                                     started_at='2025-01-02T00:00:00+00:00'))
+  old = make_record(status='interrupted', started_at='2025-01-03T00:00:00Z')
+  old['summary']['images_per_sec'] = 0.0   # as records before nulls said
+  write_record(tmp_path, old)
+  frame = store.load_runs([tmp_path])
+  for column in ('started_at', 'finished_at'):
+    assert pd.api.types.is_datetime64_any_dtype(frame[column]), column
+    assert str(frame[column].dt.tz) == 'UTC'
+  assert frame['started_at'].iloc[1] == pd.Timestamp('2025-01-02', tz='UTC')
+  for column in ('summary.images_per_sec', 'summary.top_1_accuracy',
+                 'timing.timed_wall_time_sec'):
+    assert frame[column].dtype == 'float64', column
+  # Failed and interrupted runs have no throughput: missing, not 0.0, so
+  # the mean is the successful run's alone.
+  assert frame['summary.images_per_sec'].isna().tolist() == [False, True,
+                                                             True]
+  assert frame['summary.images_per_sec'].mean() == pytest.approx(32 / 0.15)
+  # `failure` (null for the ok run) is not kept beside `failure.type` etc.
+  families = {c.rsplit('.', 1)[0] for c in frame.columns if '.' in c}
+  assert not families & set(frame.columns), families & set(frame.columns)
+  assert frame['failure.message'].tolist()[1:] == ['it broke', 'it broke']
+
+
+def test_written_files_get_the_users_umask(tmp_path):
+  previous = os.umask(0o027)
+  try:
+    record_io.write_record_atomically(tmp_path / 'a.json', {'a': 1})
+    os.umask(0o022)
+    record_io.write_record_atomically(tmp_path / 'b.json', {'a': 1})
+    store.export_csv(pd.DataFrame({'a': [1]}), tmp_path / 'runs.csv')
+  finally:
+    os.umask(previous)
+  assert (tmp_path / 'a.json').stat().st_mode & 0o777 == 0o640
+  assert (tmp_path / 'b.json').stat().st_mode & 0o777 == 0o644
+  assert (tmp_path / 'runs.csv').stat().st_mode & 0o777 == 0o644

@@ -1,0 +1,167 @@
+"""How big a change `compare` can see with n runs a side: the measured figures.
+
+benchmarks/detection_power.py measures them on real runs and writes them to
+one data file in the repository, DATA_PATH (results/detection_power.json);
+`compare` reads that file to say, beside each verdict, how big a slowdown
+this many runs could have caught and how many runs (`--repeat`) it would
+take to catch a 5% one. Nothing here invents a figure: a model or run count
+the file does not cover is reported as not measured.
+
+The file (version 1):
+
+  {"version": 1,
+   "source": {"command": ..., "mode": "quick" | "full", "date": ...,
+              "cpu_model": ..., "harness_version": ..., "note": ...},
+   "settings": {"alpha": 0.05, "min_effect_pct": 2.0, "ns": [3, 5, 10],
+                "slowdowns_pct": [2, 5, 10], "trials": ...,
+                "runs_per_condition": ..., "detect_at": 0.95,
+                "max_false_alarms": 0.05},
+   "models": {"lenet": {
+       "flags": [...],
+       "false_alarm_rate": {"3": 0.0, ...},       # A/A: any verdict but
+                                                  # `no change`/`inconclusive`
+       "detection_rate": {"5": {"3": 0.0, ...}},  # A/B: `regression` called
+       "measured_slowdown_pct": {"5": 4.8, ...},  # the pools' median ratio
+       "smallest_n_for_5pct": 5 or null}}}
+"""
+
+import json
+import math
+import os
+
+from results import atomic_files
+
+DATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         'detection_power.json')
+VERSION = 1
+# The question the issue asks: catch a 5% slowdown at least 95% of the time
+# with at most 5% false alarms.
+TARGET_SLOWDOWN_PCT = 5
+DETECT_AT = 0.95
+MAX_FALSE_ALARMS = 0.05
+
+
+def load(path=DATA_PATH):
+  """The figures, or None when the file is absent or unreadable (compare
+  then says the power is not measured rather than failing)."""
+  try:
+    with open(path, 'r', encoding='utf-8') as data_file:
+      data = json.load(data_file)
+  except (OSError, ValueError):
+    return None
+  if not isinstance(data, dict) or data.get('version') != VERSION:
+    return None
+  return data
+
+
+def write(data, path=DATA_PATH):
+  data = dict(data, version=VERSION)
+  atomic_files.write_text_atomically(
+      path, json.dumps(data, indent=2, sort_keys=True) + '\n')
+
+
+def smallest_detectable_pct(model_figures, n):
+  """The smallest measured slowdown (in %) caught at >= DETECT_AT with n
+  runs a side while false alarms stay <= MAX_FALSE_ALARMS; None if none
+  of the measured slowdowns is, or n was not measured."""
+  false_alarms = model_figures.get('false_alarm_rate', {}).get(str(n))
+  if false_alarms is None or false_alarms > MAX_FALSE_ALARMS:
+    return None
+  caught = [float(pct) for pct, by_n in
+            model_figures.get('detection_rate', {}).items()
+            if by_n.get(str(n)) is not None and by_n[str(n)] >= DETECT_AT]
+  return min(caught) if caught else None
+
+
+def _measured_ns(data):
+  return sorted(int(n) for n in data.get('settings', {}).get('ns', []))
+
+
+def describe_source(data):
+  """'a --quick run on <cpu>, 2026-11-25' for a footnote."""
+  source = data.get('source', {})
+  return '%s run (%s) on %s, %s' % (
+      source.get('mode', 'unknown'), source.get('command', '?'),
+      source.get('cpu_model', 'an unknown machine'),
+      source.get('date', 'undated'))
+
+
+class Power:
+  """Answers for one comparison: what could n runs see, what n is needed."""
+
+  def __init__(self, data):
+    self.data = data
+
+  @classmethod
+  def from_file(cls, path=DATA_PATH):
+    return cls(load(path))
+
+  @property
+  def measured(self):
+    return bool(self.data and self.data.get('models'))
+
+  def _figures(self, model):
+    """(figures of the model, measured on it?) or (None, False). A model
+    that was not measured borrows the worst measured one's figures."""
+    models = (self.data or {}).get('models', {})
+    if model in models:
+      return [models[model]], True
+    return list(models.values()), False
+
+  def detectable(self, model, n):
+    """(X in %, on this model?) that n runs a side could have caught, or
+    (None, on_model) when nothing measured answers. n between measured
+    counts uses the next smaller one (a conservative answer)."""
+    if not self.measured:
+      return None, False
+    usable = [m for m in _measured_ns(self.data) if m <= n]
+    if not usable:
+      return None, False
+    figures, on_model = self._figures(model)
+    answers = [smallest_detectable_pct(f, usable[-1]) for f in figures]
+    if not answers or any(a is None for a in answers):
+      return None, on_model
+    return max(answers), on_model
+
+  def repeat_for(self, model, pct=TARGET_SLOWDOWN_PCT):
+    """The smallest measured n that catches a pct% slowdown, or None."""
+    if not self.measured:
+      return None
+    for n in _measured_ns(self.data):
+      found, _ = self.detectable(model, n)
+      if found is not None and found <= pct:
+        return n
+    return None
+
+  def phrase(self, model, n):
+    """The verdict line's words: 'could detect >= 5% at n=5' or why not."""
+    if not self.measured:
+      return ('detection power not measured (run benchmarks/'
+              'detection_power.py)')
+    found, on_model = self.detectable(model, n)
+    where = '' if on_model else ' (measured on other models)'
+    below = [m for m in _measured_ns(self.data) if m <= n]
+    if below and below[-1] != n:
+      where += ' (as measured at n=%d)' % below[-1]
+    if found is not None:
+      return 'could detect >= %g%% at n=%d%s' % (found, n, where)
+    smaller = [m for m in _measured_ns(self.data) if m <= n]
+    if not smaller:
+      return 'n=%d is below the run counts measured (%s)' % (
+          n, ', '.join(map(str, _measured_ns(self.data))))
+    largest = max(float(p) for p in self.data['settings'].get(
+        'slowdowns_pct', [math.nan]))
+    return 'could not reliably detect even %g%% at n=%d%s' % (
+        largest, n, where)
+
+  def suggestion(self, model):
+    """'--repeat N' advice for an inconclusive answer."""
+    if not self.measured:
+      return 'repeat runs (e.g. suite --repeat 10)'
+    n = self.repeat_for(model)
+    if n is None:
+      return ('no measured run count (up to %d) catches %d%% here; repeat '
+              'with more runs and a quieter machine' % (
+                  max(_measured_ns(self.data)), TARGET_SLOWDOWN_PCT))
+    return 'suite --repeat %d catches %d%% (measured)' % (
+        n, TARGET_SLOWDOWN_PCT)
