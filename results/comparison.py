@@ -27,22 +27,26 @@ CONFIG_KEY_FIELDS = (
     'model', 'batch_size_per_device', 'mode', 'num_devices', 'num_workers',
     'num_ps', 'data_name', 'synthetic', 'variable_update', 'device',
     'data_format', 'optimizer', 'use_fp16', 'compute_dtype', 'xla_compile',
-    'cross_replica_sync', 'sync_updates')
+    'cross_replica_sync', 'sync_updates', 'engine')
 # A key field's value that records from before the field existed meant: it
 # keys as absent, so an old record still matches a new one that states it.
-KEY_FIELD_DEFAULTS = {'sync_updates': 'mean'}
+# (Every run before --engine existed was a graph-engine run.)
+KEY_FIELD_DEFAULTS = {'sync_updates': 'mean', 'engine': 'graph'}
 # Short column titles for tables and chart labels.
 SHORT_NAMES = {
     'batch_size_per_device': 'batch', 'num_devices': 'towers',
     'num_workers': 'workers', 'num_ps': 'ps', 'data_name': 'data',
     'variable_update': 'variable_update', 'cross_replica_sync': 'sync',
     'data_format': 'format', 'compute_dtype': 'dtype', 'xla_compile': 'xla',
-    'use_fp16': 'fp16', 'sync_updates': 'sync_updates'}
+    'use_fp16': 'fp16', 'sync_updates': 'sync_updates', 'engine': 'engine'}
 # --by name -> DataFrame column.
 GROUP_COLUMNS = {
     'tf_version': 'environment.tf_version',
     'label': 'label',
     'dir': 'source_dir',
+    # --by engine --baseline graph --candidate tf2: the same configurations
+    # on both engines (the engine is then no part of the key).
+    'engine': 'config.engine',
 }
 MISSING = 'missing'
 BASIS_RUNS = 'runs'
@@ -68,8 +72,12 @@ def _key_value(row, field):
   return None if value == KEY_FIELD_DEFAULTS.get(field) else value
 
 
-def config_key(row):
-  return tuple(_key_value(row, field) for field in CONFIG_KEY_FIELDS)
+def config_key(row, group_by=None):
+  """What was measured; a key field that is the grouping itself (--by
+  engine) is left out, so the two groups' runs pair up."""
+  grouped = (GROUP_COLUMNS.get(group_by) or '').removeprefix('config.')
+  return tuple(None if field == grouped else _key_value(row, field)
+               for field in CONFIG_KEY_FIELDS)
 
 
 def sortable_key(key):
@@ -201,6 +209,10 @@ class Comparison:
 
 def _group_value(row, group_by):
   value = _plain(row.get(GROUP_COLUMNS[group_by]))
+  if value is None:
+    # A record from before the field existed: its meaning then.
+    value = KEY_FIELD_DEFAULTS.get(
+        GROUP_COLUMNS[group_by].removeprefix('config.'))
   return '' if value is None else str(value)
 
 
@@ -272,7 +284,7 @@ def compare_groups(frame, group_by, baseline, candidate,
   for row in runs:
     value = _group_value(row, group_by)
     if value in (baseline, candidate):
-      side = by_key.setdefault(config_key(row), ([], []))
+      side = by_key.setdefault(config_key(row, group_by), ([], []))
       side[0 if value == baseline else 1].append(row)
   rows = [_compare_one(key, sides[0], sides[1], alpha, min_effect_pct)
           for key, sides in sorted(by_key.items(),
