@@ -94,22 +94,25 @@ class VariableStore:
       self._making = False
 
   @contextlib.contextmanager
-  def _scope(self):
+  def _scope(self, reuse):
     with tf.variable_creator_scope(self._creator), tf1.variable_scope(
-        TOWER_SCOPE, custom_getter=base.seeded_initializer_getter(
-            self._seed)):
+        TOWER_SCOPE, reuse=reuse,
+        custom_getter=base.seeded_initializer_getter(self._seed)):
       yield
 
   @contextlib.contextmanager
   def creating(self):
-    """Model code run here creates the variables it asks for."""
+    """Model code run here creates the variables it asks for (a name asked
+    for twice is the builder's error, as in the graph engine)."""
     self._creating = True
     try:
-      with self._scope():
+      with self._scope(reuse=None):
         yield
     finally:
       self._creating = False
 
   def reusing(self):
-    """Model code run here gets the variables made while creating."""
-    return self._scope()
+    """Model code run here gets the variables made while creating: every
+    trace, and every replica of one (a later replica finds the name in the
+    trace's tf.compat.v1 store already, hence AUTO_REUSE)."""
+    return self._scope(reuse=tf1.AUTO_REUSE)
