@@ -27,6 +27,9 @@ copies drift apart silently.
 import contextlib
 
 import tensorflow as tf
+# The table behind tf.compat.v1.get_variable has no public name;
+# track_tf1_style_variables swaps it the same way.
+from tensorflow.python.ops import variable_scope  # pylint: disable=g-direct-tensorflow-import
 
 from tf_cnn_benchmarks.variable_update import base
 
@@ -47,6 +50,11 @@ class VariableStore:
     self._by_name = {}  # name -> variable, in creation order
     self._creating = False
     self._making = False
+    # tf.compat.v1's name -> variable table that get_variable consults. A
+    # function's graph shares the global graph's collections, where the
+    # default table lives: without one of its own, a second run in this
+    # process would find the first run's variables.
+    self._v1_store = variable_scope._VariableStore()  # pylint: disable=protected-access
 
   @property
   def variables(self):
@@ -95,8 +103,9 @@ class VariableStore:
 
   @contextlib.contextmanager
   def _scope(self, reuse):
-    with tf.variable_creator_scope(self._creator), tf1.variable_scope(
-        TOWER_SCOPE, reuse=reuse,
+    with tf.variable_creator_scope(self._creator), \
+        variable_scope.with_variable_store(self._v1_store), \
+        tf1.variable_scope(TOWER_SCOPE, reuse=reuse,
         custom_getter=base.seeded_initializer_getter(self._seed)):
       yield
 
