@@ -161,5 +161,7 @@ def test_tf2_learns_real_tfrecords_fed_through_the_strategy(learnable_shards):
   assert result.status == 'ok', (result.failure, out.getvalue())
   assert 'Dataset:     imagenet\n' in out.getvalue()
   losses = result.times.losses
-  # Chance on 3 classes is ln 3 = 1.1 (+ weight decay); learnt: far below.
-  assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:5]), losses
+  # Guessing among the 3 classes scores ln 3 = 1.10 at best (the 1001-way
+  # head starts near ln 1001 = 6.9); below that, the model tells the
+  # images apart, so images and labels line up.
+  assert np.mean(losses[-10:]) < 0.8, losses
