@@ -91,7 +91,7 @@ for name, settings in cases.items():
   run = engine.run if settings.get('engine') == 'tf2' else driver.run
   result = run(params, reporter=report.Reporter(io.StringIO()))
   assert result.status == 'ok', (name, result.failure)
-  losses[name] = result.times.losses
+  losses[name] = [result.times.losses, result.utilisation.gflops_per_image]
 print('LOSSES ' + json.dumps(losses))
 '''
 
@@ -125,9 +125,10 @@ _RTOL = 1e-5
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_tf2_loss_sequence_matches_the_graph_engine_one_device_and_mirrored():
-  """One device (default strategy) vs the graph engine; 2 replicas under
-  MirroredStrategy vs --variable_update=replicated --num_gpus=2, with batch
-  norm (resnet20: moving averages kept from replica 0) and momentum."""
+  """One device (default strategy, momentum) vs the graph engine; 2
+  replicas under MirroredStrategy vs --variable_update=replicated
+  --num_gpus=2, through batch norm (resnet20: its moving averages are
+  updated inside the step, from replica 0)."""
   cases = {}
   for name, settings in (
       ('lenet', dict(model='lenet', batch_size=4, optimizer='momentum')),
@@ -138,11 +139,15 @@ def test_tf2_loss_sequence_matches_the_graph_engine_one_device_and_mirrored():
       cases['%s/%s' % (name, engine)] = flags_
   losses = _losses(cases)
   for name in ('lenet', 'resnet20x2'):
-    graph, tf2 = losses[name + '/graph'], losses[name + '/tf2']
+    (graph, graph_gflops), (tf2, tf2_gflops) = (losses[name + '/graph'],
+                                                losses[name + '/tf2'])
     assert len(graph) == len(tf2) == 4
     # Training moved: the sequence is not a constant both could match.
     assert len(set(graph)) > 1, graph
     np.testing.assert_allclose(tf2, graph, rtol=_RTOL, err_msg=name)
+    # The MFU line counts the same work per image in both engines (not the
+    # input images' gradient the tape builds and the runtime prunes).
+    assert tf2_gflops == pytest.approx(graph_gflops, rel=1e-9), name
 
 
 @pytest.mark.timeout(300)

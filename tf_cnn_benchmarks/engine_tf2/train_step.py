@@ -85,10 +85,13 @@ class Trainer:
 
   def gflops_per_image(self):
     """FLOPs of one step per image, counted on the traced step's graph
-    (measure/flops.py, as for the graph engine's fetches)."""
+    (measure/flops.py, as for the graph engine's fetches): what its outputs
+    and its stateful ops (the updates) need, as the function runtime prunes
+    the rest (the tape's gradient of the input images, for one)."""
     graph = self._step.get_concrete_function(self._iterator).graph
-    return mfu.gflops_per_image(graph.get_operations(),
-                                self._rc.batch_size_per_worker)
+    return mfu.gflops_per_image(
+        list(graph.outputs) + list(graph.control_outputs),
+        self._rc.batch_size_per_worker)
 
 
 class StepRunner:
