@@ -31,11 +31,16 @@ def distributed_iterator(strategy, rc, source):
   return iter(strategy.distribute_datasets_from_function(dataset_fn))
 
 
-def input_spec(rc):
-  """The TensorSpec of one replica's inputs (to build the model once)."""
+def input_spec(rc, with_labels=False):
+  """The TensorSpec of one replica's inputs (to build the model once), and
+  of its labels with ``with_labels`` (a pair then)."""
   batch = rc.batch_size_per_device
   if rc.model.reads_ids:
-    return tf.TensorSpec([batch, len(rc.model.id_vocab_sizes)], tf.int32)
-  size = rc.model.image_size
-  height, width = (size, size) if isinstance(size, int) else size
-  return tf.TensorSpec([batch, height, width, 3], tf.float32)
+    spec = tf.TensorSpec([batch, len(rc.model.id_vocab_sizes)], tf.int32)
+  else:
+    size = rc.model.image_size
+    height, width = (size, size) if isinstance(size, int) else size
+    spec = tf.TensorSpec([batch, height, width, 3], tf.float32)
+  if with_labels:
+    return spec, tf.TensorSpec([batch], tf.int32)
+  return spec

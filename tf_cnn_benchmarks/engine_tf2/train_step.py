@@ -41,11 +41,15 @@ class Trainer:
       self._create_variables()
       self.optimizer = optimizer_lib.Optimizer(
           rc, self.store.trainable_variables)
-    # --xla_compile: the whole step compiled (flag_checks allows it on one
-    # device, where no cross-replica call sits inside the step).
-    self._step = tf.function(self._step_fn, autograph=False,
-                             jit_compile=bool(params.xla_compile or
-                                              params.xla) or None)
+    # --xla_compile: the replica's whole step (model, gradients, update)
+    # compiled with jit_compile=True; the iterator read stays outside, XLA
+    # has no kernel for it. flag_checks allows it on one device only, where
+    # the update's merge_call is a plain call.
+    self._jit = bool(params.xla_compile or params.xla)
+    self._replica = (tf.function(self._replica_step, autograph=False,
+                                 jit_compile=True) if self._jit
+                     else self._replica_step)
+    self._step = tf.function(self._step_fn, autograph=False)
 
   def _create_variables(self):
     rc = self._rc
@@ -76,7 +80,7 @@ class Trainer:
 
   def _step_fn(self, iterator):
     images, labels = next(iterator)
-    losses = self._strategy.run(self._replica_step, args=(images, labels))
+    losses = self._strategy.run(self._replica, args=(images, labels))
     return self._strategy.reduce(tf.distribute.ReduceOp.MEAN, losses,
                                  axis=None)
 
@@ -88,7 +92,11 @@ class Trainer:
     (measure/flops.py, as for the graph engine's fetches): what its outputs
     and its stateful ops (the updates) need, as the function runtime prunes
     the rest (the tape's gradient of the input images, for one)."""
-    graph = self._step.get_concrete_function(self._iterator).graph
+    if self._jit:  # the work is inside the compiled replica function
+      graph = self._replica.get_concrete_function(
+          *inputs.input_spec(self._rc, with_labels=True)).graph
+    else:
+      graph = self._step.get_concrete_function(self._iterator).graph
     return mfu.gflops_per_image(
         list(graph.outputs) + list(graph.control_outputs),
         self._rc.batch_size_per_worker)
