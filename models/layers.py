@@ -341,7 +341,12 @@ def _moving_average_update(stat_var, value, decay):
   two; benchmarks/step_profile.py counts them). Local modes are unchanged:
   there the variable is on the tower's own device.
   """
-  with tf1.colocate_with(stat_var):
+  if tf.inside_function():
+    # The tf2 engine (a tf.function under a strategy): the strategy places
+    # the variable and its update; a distributed variable has no single op
+    # to sit beside.
+    return tf1.assign_sub(stat_var, (stat_var - value) * (1 - decay))
+  with tf1.get_default_graph().colocate_with(stat_var):
     current = stat_var.read_value() if hasattr(stat_var, 'read_value') \
         else tf.identity(stat_var)
     return tf1.assign_sub(stat_var, (current - value) * (1 - decay))

@@ -52,9 +52,37 @@ class _HeldBatches(base.InputSource):
     return tf.identity(var)
 
   def _labels(self, seed):
-    return self._hold(tf.random.uniform(
-        [self._batch_size], minval=0, maxval=self._num_classes,
-        dtype=tf.int32, seed=seed), 'labels')
+    return tf.random.uniform([self._batch_size], minval=0,
+                             maxval=self._num_classes, dtype=tf.int32,
+                             seed=seed)
+
+  def draw(self, index):
+    """(inputs, labels) of tower ``index`` of this process: random ops
+    seeded by the tower's global index, not yet held."""
+    raise NotImplementedError
+
+  def tower_batches(self, tower_devices):
+    pairs = []
+    for i, device in enumerate(tower_devices):
+      with tf1.device(device), tf1.name_scope('synthetic_input_%d' % i):
+        inputs, labels = self.draw(i)
+        pairs.append((self._hold(inputs, self._INPUT_NAME),
+                      self._hold(labels, 'labels')))
+    return pairs
+
+  def eager_batches(self, num_towers):
+    """[(inputs, labels)] of this process's towers as eager tensors: the
+    batches the graph engine trains on (engine_tf2/inputs.py).
+
+    The graph engine draws its held batches twice (the driver runs the
+    local-variable initializers, then the input source's initializers), so
+    the batch it trains on is the second draw of each seeded op; an eager
+    random op with the same seeds gives the same sequence (tf.random.set_seed
+    restarts it), so the second draw here is that same batch.
+    """
+    for _ in range(2):
+      pairs = [self.draw(i) for i in range(num_towers)]
+    return pairs
 
   def initializers(self):
     # The driver initialises local variables too; running these again only
@@ -64,6 +92,8 @@ class _HeldBatches(base.InputSource):
 
 class SyntheticInput(_HeldBatches):
   """Per-tower constant batches of shape [batch, h, w, 3] / [batch]."""
+
+  _INPUT_NAME = 'images'
 
   def __init__(self, image_size, num_classes, batch_size_per_tower,
                data_name='imagenet', subset='train', first_tower=0):
@@ -75,16 +105,12 @@ class SyntheticInput(_HeldBatches):
       self._size = (int(image_size), int(image_size))
     self.description = '%s (synthetic)' % data_name
 
-  def tower_batches(self, tower_devices):
-    pairs = []
+  def draw(self, index):
     shape = [self._batch_size, self._size[0], self._size[1], 3]
-    for i, device in enumerate(tower_devices):
-      seed = 2 * (self._first_tower + i)
-      with tf1.device(device), tf1.name_scope('synthetic_input_%d' % i):
-        images = self._hold(tf.random.truncated_normal(
-            shape, mean=IMAGE_MEAN, stddev=IMAGE_STDDEV, seed=seed), 'images')
-        pairs.append((images, self._labels(seed + 1)))
-    return pairs
+    seed = 2 * (self._first_tower + index)
+    return (tf.random.truncated_normal(shape, mean=IMAGE_MEAN,
+                                       stddev=IMAGE_STDDEV, seed=seed),
+            self._labels(seed + 1))
 
 
 class SyntheticIds(_HeldBatches):
@@ -96,6 +122,8 @@ class SyntheticIds(_HeldBatches):
   no ids dataset of its own).
   """
 
+  _INPUT_NAME = 'ids'
+
   def __init__(self, vocab_sizes, num_classes, batch_size_per_tower,
                data_name='imagenet', subset='train', first_tower=0):
     super().__init__(num_classes, batch_size_per_tower, data_name, subset,
@@ -103,15 +131,11 @@ class SyntheticIds(_HeldBatches):
     self._vocab_sizes = tuple(int(v) for v in vocab_sizes)
     self.description = 'ids (synthetic)'
 
-  def tower_batches(self, tower_devices):
-    pairs = []
-    for i, device in enumerate(tower_devices):
-      # One seed per column and one for the labels, distinct across towers.
-      seed = (len(self._vocab_sizes) + 1) * (self._first_tower + i)
-      with tf1.device(device), tf1.name_scope('synthetic_input_%d' % i):
-        ids = self._hold(tf.stack(
-            [tf.random.uniform([self._batch_size], minval=0, maxval=size,
-                               dtype=tf.int32, seed=seed + c)
-             for c, size in enumerate(self._vocab_sizes)], axis=1), 'ids')
-        pairs.append((ids, self._labels(seed + len(self._vocab_sizes))))
-    return pairs
+  def draw(self, index):
+    # One seed per column and one for the labels, distinct across towers.
+    seed = (len(self._vocab_sizes) + 1) * (self._first_tower + index)
+    ids = tf.stack([tf.random.uniform([self._batch_size], minval=0,
+                                      maxval=size, dtype=tf.int32,
+                                      seed=seed + c)
+                    for c, size in enumerate(self._vocab_sizes)], axis=1)
+    return ids, self._labels(seed + len(self._vocab_sizes))

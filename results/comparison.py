@@ -31,27 +31,28 @@ CONFIG_KEY_FIELDS = (
     'model', 'batch_size_per_device', 'mode', 'num_devices', 'num_workers',
     'num_ps', 'data_name', 'synthetic', 'variable_update', 'device',
     'data_format', 'optimizer', 'use_fp16', 'compute_dtype', 'xla_compile',
-    'cross_replica_sync', 'sync_updates')
+    'cross_replica_sync', 'sync_updates', 'engine')
 # A key field's value that records from before the field existed meant: it
 # keys as absent, so an old record still matches a new one that states it.
-KEY_FIELD_DEFAULTS = {'sync_updates': 'mean'}
+# (Every run before --engine existed was a graph-engine run.)
+KEY_FIELD_DEFAULTS = {'sync_updates': 'mean', 'engine': 'graph'}
 # Short column titles for tables and chart labels.
 SHORT_NAMES = {
     'batch_size_per_device': 'batch', 'num_devices': 'towers',
     'num_workers': 'workers', 'num_ps': 'ps', 'data_name': 'data',
     'variable_update': 'variable_update', 'cross_replica_sync': 'sync',
     'data_format': 'format', 'compute_dtype': 'dtype', 'xla_compile': 'xla',
-    'use_fp16': 'fp16', 'sync_updates': 'sync_updates'}
+    'use_fp16': 'fp16', 'sync_updates': 'sync_updates', 'engine': 'engine'}
 # --by name -> DataFrame column.
 GROUP_COLUMNS = {
     'tf_version': 'environment.tf_version',
     'label': 'label',
     'commit': 'environment.harness_version',
+    # --by engine --baseline graph --candidate tf2: the same configurations
+    # on both engines (the engine is then no part of the key).
     'engine': 'config.engine',
     'dir': 'source_dir',
 }
-# What a record without the grouping column meant.
-GROUP_DEFAULTS = {'engine': 'graph'}
 # The order in which a chart picks what to group by when the user did not
 # say: the first of these that takes two or more values among the runs.
 GROUP_PREFERENCE = ('tf_version', 'label', 'engine', 'commit', 'dir')
@@ -86,10 +87,10 @@ def _key_value(row, field):
 
 
 def config_key(row, group_by=None):
-  """What was measured. Grouping by a field that is itself part of the key
-  (an engine, say) blanks it, so the two groups' runs still match."""
-  blank = (GROUP_COLUMNS.get(group_by) or '').replace('config.', '', 1)
-  return tuple(None if field == blank else _key_value(row, field)
+  """What was measured; a key field that is the grouping itself (--by
+  engine) is left out, so the two groups' runs pair up."""
+  grouped = (GROUP_COLUMNS.get(group_by) or '').removeprefix('config.')
+  return tuple(None if field == grouped else _key_value(row, field)
                for field in CONFIG_KEY_FIELDS)
 
 
@@ -248,7 +249,9 @@ def group_value(row, group_by):
   """The run's value of the grouping column, as text ('' if unset)."""
   value = _plain(row.get(GROUP_COLUMNS[group_by]))
   if value is None:
-    value = GROUP_DEFAULTS.get(group_by)
+    # A record from before the field existed: its meaning then.
+    value = KEY_FIELD_DEFAULTS.get(
+        GROUP_COLUMNS[group_by].removeprefix('config.'))
   return '' if value is None else str(value)
 
 

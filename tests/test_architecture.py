@@ -16,21 +16,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = 'tf_cnn_benchmarks'
 
 # Layer of a module, by where it lives.
-CORE, CLUSTER, LIVENESS, MEASURE, VARIABLE_UPDATE = (
-    'core', 'cluster', 'liveness', 'measure', 'variable_update')
+CORE, CLUSTER, LIVENESS, MEASURE, VARIABLE_UPDATE, ENGINE_TF2 = (
+    'core', 'cluster', 'liveness', 'measure', 'variable_update',
+    'engine_tf2')
 # Layer -> layers of this package it may import. The core is one local run;
-# the cluster runtime sits beside it and may use all of it. Liveness (the
-# watchdog both share) uses the core's failure words and exit codes only.
+# the cluster runtime sits beside it and may use all of it. The tf2 engine
+# sits beside the core too: it uses the core's inputs, step loop, report
+# and record, and the core never imports it (the driver is handed it).
+# Liveness (the watchdog both share) uses the core's failure words and exit
+# codes only.
 MAY_IMPORT = {
     CORE: {CORE, LIVENESS, MEASURE, VARIABLE_UPDATE},
     LIVENESS: {LIVENESS, CORE},
     VARIABLE_UPDATE: {VARIABLE_UPDATE},
     MEASURE: {MEASURE},
-    CLUSTER: {CLUSTER, CORE, LIVENESS, MEASURE, VARIABLE_UPDATE},
+    ENGINE_TF2: {ENGINE_TF2, CORE, LIVENESS, MEASURE, VARIABLE_UPDATE},
+    CLUSTER: {CLUSTER, CORE, LIVENESS, MEASURE, VARIABLE_UPDATE, ENGINE_TF2},
 }
-# The command entry points hand a cluster task to the cluster runtime
-# (lazily: only a cluster task reaches that import).
+# The command entry points hand a cluster task to the cluster runtime, and
+# a --engine=tf2 run the tf2 engine (lazily: only such a run reaches that
+# import).
 ENTRY_POINTS = {'tf_cnn_benchmarks.cli', 'tf_cnn_benchmarks.benchmark_main'}
+HANDED_OVER = (CLUSTER, ENGINE_TF2)
 # Top-level libraries beside the package must not reach into it.
 LIBRARIES = ('models', 'preprocessing', 'results')
 
@@ -47,7 +54,7 @@ def _modules(top):
 def _layer(module):
   parts = module.split('.')
   if len(parts) > 2 and parts[1] in (CLUSTER, LIVENESS, MEASURE,
-                                     VARIABLE_UPDATE):
+                                     VARIABLE_UPDATE, ENGINE_TF2):
     return parts[1]
   return CORE
 
@@ -81,13 +88,13 @@ def _violations():
       target = _package_target(name)
       if target is None:
         continue
-      if target == PACKAGE + '.' + CLUSTER:
-        layer = CLUSTER
+      if target in (PACKAGE + '.' + CLUSTER, PACKAGE + '.' + ENGINE_TF2):
+        layer = target.split('.')[1]
       else:
         layer = _layer(target)
       if layer in MAY_IMPORT[own]:
         continue
-      if module in ENTRY_POINTS and layer == CLUSTER:
+      if module in ENTRY_POINTS and layer in HANDED_OVER:
         continue
       found.append('%s (%s) imports %s (%s)' % (module, own, name, layer))
   for library in LIBRARIES:
@@ -127,6 +134,17 @@ def test_the_layer_check_sees_a_forbidden_import(tmp_path, monkeypatch):
   assert CLUSTER not in MAY_IMPORT[CORE]
 
 
+def test_the_core_never_imports_the_tf2_engine(tmp_path):
+  """The check itself: the core reaching into engine_tf2 is caught."""
+  bad = tmp_path / 'bad.py'
+  bad.write_text('def f():\n  from tf_cnn_benchmarks.engine_tf2 import '
+                 'engine\n')
+  names = [_package_target(n) for n in _imports(str(bad))]
+  assert names == ['tf_cnn_benchmarks.engine_tf2.engine']
+  assert _layer(names[0]) == ENGINE_TF2
+  assert ENGINE_TF2 not in MAY_IMPORT[CORE]
+
+
 def test_the_cluster_modes_facts_live_in_one_table():
   """Every mode the flags accept is a row of variable_update/modes.py, and
   each manager class reads its facts from there."""
@@ -143,7 +161,8 @@ def test_the_cluster_modes_facts_live_in_one_table():
 
 
 @pytest.mark.timeout(300)
-def test_a_local_run_loads_nothing_from_the_cluster_runtime(tmp_path):
+def test_a_local_run_loads_nothing_from_the_cluster_runtime_or_tf2_engine(
+    tmp_path):
   script = (
       'import sys\n'
       'from tf_cnn_benchmarks import benchmark_main\n'
@@ -156,7 +175,8 @@ def test_a_local_run_loads_nothing_from_the_cluster_runtime(tmp_path):
       '("tf_cnn_benchmarks.cluster", "tf_cnn_benchmarks.variable_update.'
       'distributed", "tf_cnn_benchmarks.variable_update.collective", '
       '"tf_cnn_benchmarks.variable_update.cluster_base", '
-      '"tf_cnn_benchmarks.variable_update.sync_replicas")))\n'
+      '"tf_cnn_benchmarks.variable_update.sync_replicas", '
+      '"tf_cnn_benchmarks.engine_tf2")))\n'
       'print("LOADED", loaded)\n' % tmp_path)
   done = subprocess.run([sys.executable, '-c', script], cwd=ROOT,
                         capture_output=True, text=True, timeout=280)

@@ -4,6 +4,7 @@ Only the shape of the output is checked, never a speed: these machines are
 noisy, and the ratios are for people to read, not for CI to judge.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -68,3 +69,19 @@ def test_detection_power_quick_measures_and_writes_its_figures(tmp_path):
       slowed[record['label']] = record['injected_slowdown']
   assert slowed == {'trivial-A1': None, 'trivial-A2': None,
                     'trivial-slow10': pytest.approx(10 / 90)}
+
+
+@pytest.mark.slow
+def test_engines_script_prints_each_engine_and_its_ratio_to_graph(tmp_path):
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks', 'engines.py'),
+       '--models=trivial', '--dtypes=float32', '--batch_size=4',
+       '--num_batches=2', '--num_warmup_batches=1', '--max_other_share=-1',
+       '--result_dir=%s' % tmp_path],
+      cwd=REPO, capture_output=True, text=True, timeout=600)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  assert re.search(r'^trivial +float32 +[\d.]+ +[\d.]+ \([\d.]+x\) +'
+                   r'[\d.]+ \([\d.]+x\)', out.stdout, re.M), out.stdout
+  engines = sorted(json.load(open(tmp_path / name))['config']['engine']
+                   for name in os.listdir(tmp_path))
+  assert engines == ['graph', 'tf2', 'tf2'], engines

@@ -4,6 +4,7 @@ import uuid
 
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import flag_checks
+from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
 from tf_cnn_benchmarks import openmp_env
@@ -56,7 +57,11 @@ def main(argv):
     rc = run_config.resolve(params)
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
-  return driver.run(params, rc=rc).exit_code
+  engine = None  # driver.GraphEngine
+  if params.engine == flag_specs.TF2_ENGINE:
+    from tf_cnn_benchmarks.engine_tf2 import engine as tf2_engine  # pylint: disable=g-import-not-at-top
+    engine = tf2_engine.Tf2Engine()
+  return driver.run(params, rc=rc, engine=engine).exit_code
 
 
 def _early_stop_recorder(params, role, started):

@@ -22,6 +22,7 @@ from tf_cnn_benchmarks import checkpoints
 from tf_cnn_benchmarks import evaluation
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks import freezing
 from tf_cnn_benchmarks import local_runtime
 from tf_cnn_benchmarks import model_graph
@@ -41,11 +42,40 @@ from tf_cnn_benchmarks.measure import mfu
 tf1 = tf.compat.v1
 
 
-def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
+class GraphEngine:
+  """--engine=graph: the run's graph, built and run in a tf.compat.v1
+  session (the original tool's way). The tf2 engine (engine_tf2/engine.py)
+  has the same two methods; the entry point hands it over."""
+
+  name = flag_specs.GRAPH_ENGINE
+
+  def prepare(self, rc):
+    """Before the run touches TensorFlow's runtime: nothing to do."""
+    del rc
+
+  def train(self, params, rc, source, eval_source, runtime, times, reporter,
+            watch, result):
+    """Builds, prints the header, runs the session to its report."""
+    with watch.phase('graph_build'):
+      built = model_graph.build(
+          rc, source, runtime,
+          want_accuracy=params.print_training_accuracy,
+          eval_source=eval_source,
+          summary_verbosity=params.summary_verbosity)
+    runtime.attach_run(rc, result)
+    reporter.header(rc, _variables_description(rc), source.description,
+                    sync=_sync_description(rc))
+    _run_session(params, rc, built, runtime, times, reporter, watch, result)
+
+
+def run(params, reporter=None, rc=None, runtime=None,
+        engine=None) -> RunResult:
   """Runs one benchmark; never raises for run failures (see RunResult).
 
   ``runtime``: how the session is opened and steps are run; a cluster task
   passes its cluster/runtime.ClusterRuntime, else a single process's.
+  ``engine``: what builds and runs the steps (GraphEngine by default; the
+  entry point passes engine_tf2's for --engine=tf2).
 
   From its first phase the run is watched (liveness/watchdog.py): a signal
   or a stall ends it even while it is blocked inside TensorFlow, with its
@@ -53,6 +83,11 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
   """
   reporter = reporter or report.Reporter()
   runtime = runtime or local_runtime.LocalRuntime()
+  engine = engine or GraphEngine()
+  if engine.name != params.engine:
+    raise ValueError('--engine=%s, but driver.run was handed the %s engine; '
+                     'run it through benchmark_main (or engine_tf2.engine.'
+                     'run).' % (params.engine, engine.name))
   started = record.utc_now()
   run_id = uuid.uuid4().hex
   rc = rc or run_config.resolve(params)
@@ -96,6 +131,7 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
       # --train_dir would overwrite this one's checkpoints.
       with checkpoints.train_dir_locked(params, runtime, reporter):
         rc = runtime.begin(rc, watch)
+        engine.prepare(rc)
         with watch.phase('input'):
           rc, source = open_input_source(params, rc)
           eval_source = None
@@ -103,17 +139,8 @@ def run(params, reporter=None, rc=None, runtime=None) -> RunResult:
             rc, eval_source = open_validation_source(params, rc)
         for note in rc.all_notes():
           reporter.line('Note: ' + note)
-        with watch.phase('graph_build'):
-          built = model_graph.build(
-              rc, source, runtime,
-              want_accuracy=params.print_training_accuracy,
-              eval_source=eval_source,
-              summary_verbosity=params.summary_verbosity)
-        runtime.attach_run(rc, result)
-        reporter.header(rc, _variables_description(rc), source.description,
-                        sync=_sync_description(rc))
-        _run_session(params, rc, built, runtime, times, reporter, watch,
-                     result)
+        engine.train(params, rc, source, eval_source, runtime, times,
+                     reporter, watch, result)
     except stop_request.Interrupted as e:
       result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
       result.failure = failures.failure('Interrupted', str(e))
@@ -224,21 +251,14 @@ def _run_session(params, rc, built, runtime, times, reporter, watch, result):
     loop = step_loop.StepLoop(
         params, rc, built, runner, times, reporter, watch, result,
         checkpointer, _evaluator(params, rc, built), writer, metric_log)
-    with watch.phase('warm_up'):
-      loop.warm_up()
-    runtime.timing_starts(sess)
-    try:
-      with watch.phase('timed_loop', announce=False):
-        loop.run(sess, step_options)
-    finally:
-      result.images_per_sec = times.total_images_per_sec(rc.num_workers)
-    reporter.total(result.images_per_sec)
+    time_steps(loop, rc, times, reporter, watch, result, sess, step_options,
+               timing_starts=lambda: runtime.timing_starts(sess))
     if metric_log is not None:
       metric_log.log_metric('average_examples_per_sec',
                             result.images_per_sec,
                             global_step=times.num_steps)
-    result.utilisation = _utilisation(params, rc, fetches, times)
-    reporter.line(result.utilisation.line())
+    report_utilisation(params, rc, mfu.gflops_per_image(
+        fetches, rc.batch_size_per_worker), times, reporter, result)
     runtime.report(sess, reporter, times)
     if rc.training and params.data_dir:
       _report_input_bound(
@@ -291,14 +311,33 @@ def _report_evaluation(sess, params, built, loop, reporter, result, restored):
     loop.follow_checkpoints(sess, restore_newer)
 
 
-def _utilisation(params, rc, fetches, times):
-  """MFU of the timed loop: FLOPs counted on the fetched graph, this
-  process's images/sec, the peak of the compute dtype (mfu.py)."""
-  per_image = mfu.gflops_per_image(fetches, rc.batch_size_per_worker)
+def time_steps(loop, rc, times, reporter, watch, result, sess=None,
+               step_options=None, timing_starts=None):
+  """Either engine's steps: the warm-up, then the timed loop (a
+  step_loop.StepLoop), then the `total images/sec` line."""
+  with watch.phase('warm_up'):
+    loop.warm_up()
+  if timing_starts is not None:
+    timing_starts()
+  try:
+    with watch.phase('timed_loop', announce=False):
+      loop.run(sess, step_options)
+  finally:
+    result.images_per_sec = times.total_images_per_sec(rc.num_workers)
+  reporter.total(result.images_per_sec)
+
+
+def report_utilisation(params, rc, gflops_per_image, times, reporter,
+                       result):
+  """The MFU line and its record of the timed loop (either engine): FLOPs
+  per image counted on the step's graph, this process's images/sec, the
+  peak of the compute dtype (mfu.py)."""
   # Cluster tasks may share a host: they use a cached peak, never measure.
-  return mfu.compute(params, rc.compute_dtype, per_image,
-                             times.total_images_per_sec(1),
-                             may_measure=rc.cluster is None)
+  result.utilisation = mfu.compute(params, rc.compute_dtype,
+                                   gflops_per_image,
+                                   times.total_images_per_sec(1),
+                                   may_measure=rc.cluster is None)
+  reporter.line(result.utilisation.line())
 
 
 # Steps of the input-only probe that follows a real-data training loop.

@@ -7,6 +7,7 @@ anything is loaded or started.
 
 from tf_cnn_benchmarks import injected_slowdown
 from tf_cnn_benchmarks import tf_config
+from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks.flag_specs import (FLAG_SPECS, REFUSED_SPECS,
                                           SERVER_PROTOCOLS)
 from tf_cnn_benchmarks.usage_errors import UsageError
@@ -95,6 +96,49 @@ def validate(p):
   _validate_freeze_flags(p)
   _validate_summary_flags(p)
   _validate_cluster_flags(p)
+  _validate_engine(p)
+
+
+# Optimizers the tf2 engine applies with the graph engine's own kernels
+# (engine_tf2/optimizer.py).
+TF2_OPTIMIZERS = ('sgd', 'momentum')
+
+
+def _validate_engine(p):
+  """--engine=tf2 runs what has a tf.distribute equivalent; anything else
+  names the engine that runs it."""
+  if p.engine != flag_specs.TF2_ENGINE:
+    return
+  graph_only = '--engine=graph runs it (the default)'
+  for name, what in flag_specs.GRAPH_ENGINE_ONLY.items():
+    if getattr(p, name) != flag_specs.SPECS_BY_NAME[name].default:
+      raise UsageError(
+          '--%s (%s) is not implemented by --engine=tf2; %s. Drop --%s, or '
+          'drop --engine=tf2.' % (name, what, graph_only, name))
+  if is_cluster_task(p):
+    raise UsageError(
+        '--engine=tf2 runs in a single process for now (the default '
+        'strategy, or MirroredStrategy over --num_gpus devices); a cluster '
+        'task (--job_name/--cluster_spec/TF_CONFIG) with --variable_update='
+        '%s has no tf2 engine yet: %s.' % (p.variable_update, graph_only))
+  if p.num_gpus > 1 and p.variable_update != 'replicated':
+    raise UsageError(
+        '--engine=tf2 over %d devices runs --variable_update=replicated '
+        '(MirroredStrategy: a copy per device, gradients all-reduced); '
+        '--variable_update=%s over several devices has no tf.distribute '
+        'equivalent here: %s. Pass --variable_update=replicated, or drop '
+        '--engine=tf2.' % (p.num_gpus, p.variable_update, graph_only))
+  if p.num_gpus > 1 and (p.xla_compile or p.xla):
+    raise UsageError(
+        '--xla_compile with --engine=tf2 compiles the whole tf.function '
+        'step, which runs on one device only (a MirroredStrategy step holds '
+        'cross-replica calls XLA cannot compile); %s. Drop --xla_compile '
+        'or run one device (--num_gpus=1).' % graph_only)
+  if p.optimizer not in TF2_OPTIMIZERS:
+    raise UsageError(
+        '--optimizer=%s is not implemented by --engine=tf2 (it runs %s); '
+        '%s. Pick one of those, or drop --engine=tf2.' % (
+            p.optimizer, ' and '.join(TF2_OPTIMIZERS), graph_only))
 
 
 # Flags that tune replicated mode's all-reduce (variable_update/all_reduce.py).

@@ -54,6 +54,44 @@ VARIABLE_UPDATES = tuple(modes.MODES)
 # checked at start-up (cluster/server.check_protocol).
 SERVER_PROTOCOLS = ('grpc', 'grpc+verbs', 'grpc+mpi', 'grpc+gdr')
 
+# --engine: the tf.compat.v1 session driver, or TensorFlow 2's own path
+# (tf_cnn_benchmarks/engine_tf2/).
+GRAPH_ENGINE, TF2_ENGINE = 'graph', 'tf2'
+ENGINES = (GRAPH_ENGINE, TF2_ENGINE)
+# Flags only the graph engine runs: flag -> what it does, for the error a
+# tf2 run with a non-default value gets. Everything else (model, batch, run
+# length, devices, data, sgd/momentum and the learning-rate schedule, weight
+# decay, precision, seeds, results) means the same in both engines.
+GRAPH_ENGINE_ONLY = {
+    'eval': 'evaluating a checkpoint',
+    'forward_only': 'forward-only (inference) runs',
+    'input_only': 'timing the input pipeline alone',
+    'print_training_accuracy': 'training accuracy columns',
+    'eval_during_training_every_n_steps': 'evaluation during training',
+    'eval_during_training_every_n_epochs': 'evaluation during training',
+    'eval_during_training_at_specified_steps': 'evaluation during training',
+    'eval_during_training_at_specified_epochs': 'evaluation during training',
+    'stop_at_top_1_accuracy': 'evaluation during training',
+    'freeze_when_forward_only': 'frozen forward-only graphs',
+    'backbone_model_path': 'restoring backbone weights',
+    'batch_group_size': 'several steps per session.run',
+    'train_dir': 'checkpoints',
+    'summary_verbosity': 'TensorBoard summaries',
+    'trace_file': 'step traces',
+    'tfprof_file': 'tfprof profiles',
+    'partitioned_graph_file_prefix': 'partitioned graph dumps',
+    'graph_file': 'graph dumps',
+    'benchmark_log_dir': "the official models' benchmark logs",
+    'all_reduce_spec': "the replicated mode's all-reduce algorithms",
+    'agg_small_grads_max_bytes': 'gradient packing',
+    'gradient_repacking': 'gradient packing',
+    'rewriter_config': 'a custom Grappler configuration',
+    'enable_optimizations': 'turning graph optimisations off',
+    'compute_lr_on_cpu': 'placing the learning rate on the CPU',
+    'sparse_to_dense_grads': 'densifying sparse gradients',
+    'variable_consistency': 'deferring gradients by a step (relaxed)',
+}
+
 # Not in THEMES: --help lists it last, after every theme that runs.
 REFUSED = 'Original flags not implemented (accepted at their defaults)'
 
@@ -445,6 +483,13 @@ FLAG_SPECS = (
        'Seconds after a stall report before a task still stuck exits with '
        'code 3 (4 when a peer is unreachable); 0: report only.',
        lower_bound=0),
+    _S(HARNESS, 'engine', 'enum', 'graph',
+       'Which TensorFlow runtime trains: graph (tf.compat.v1 sessions, as '
+       'the original tool) or tf2 (the same models in a tf.function step '
+       'under a tf.distribute strategy: the default strategy on one device, '
+       'MirroredStrategy for --num_gpus=N --variable_update=replicated). '
+       'The tf2 engine runs a subset of the flags (see README).',
+       enum_values=ENGINES),
     _S(HARNESS, 'peak_gflops', 'float', None,
        'This machine\'s peak GFLOP/s for the model FLOP utilisation line. '
        'Default: measured once (a few seconds) per host, TensorFlow version '

@@ -38,12 +38,17 @@ class LocalRuntime:
     """What the runtime may need once the graph is built (nothing here)."""
     del rc, result
 
-  def open_session(self, graph, config):
-    """The session; from now on the watchdog watches for a stall (what
-    comes before is Python's, which a signal can always stop)."""
+  def watch_for_stalls(self):
+    """From now on the watchdog watches for a stall (what comes before is
+    Python's, which a signal can always stop); the tf2 engine calls it
+    before its first step."""
     stall = local_stall.LocalStall(self._params, self._watch.activity,
                                    self._watch.tell)
     self._watch.watch_with(stall.check)
+
+  def open_session(self, graph, config):
+    """The session, watched for stalls (watch_for_stalls)."""
+    self.watch_for_stalls()
     with self._watch.phase('session'):
       return tf1.Session(graph=graph, config=config)
 

@@ -50,7 +50,7 @@ class BuiltGraph:
   summary_op: Optional[object] = None
 
 
-def _tower_loss(logits, aux, labels, num_classes):
+def tower_loss(logits, aux, labels, num_classes):
   del num_classes
   loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
       labels=labels, logits=logits))
@@ -62,15 +62,16 @@ def _tower_loss(logits, aux, labels, num_classes):
   return loss
 
 
-def _weight_decay(variables, rate, single_op=False):
+def weight_decay(variables, rate, single_op=False):
   """L2 penalty over non-batch-norm variables (as the original).
 
   ``single_op`` (--single_l2_loss_op): one l2_loss over every weight
   flattened and concatenated, instead of one op per weight and a sum; the
   value is the same, the graph has fewer (larger) ops.
   """
+  # variable.name, not .op.name: an eager (tf2 engine) variable has no op.
   decayed = [v for v in variables
-             if layers.BATCHNORM_SCOPE not in v.op.name.split('/')]
+             if layers.BATCHNORM_SCOPE not in v.name.split('/')]
   if not decayed or rate <= 0:
     return tf.constant(0.0)
   if single_op:
@@ -106,7 +107,7 @@ def _correct_in_top_k(logits, labels, k):
       predictions=logits, targets=labels, k=k), tf.int32))
 
 
-def _forward(rc, images, training):
+def forward(rc, images, training):
   """(logits, aux logits and weight or None) of the model on ``images``
   (or on its ids, for a model that reads ids)."""
   builder = layers.Builder(data_format=rc.data_format, is_training=training,
@@ -131,7 +132,7 @@ def _eval_towers(rc, vm, eval_source):
   for i, (images, labels) in enumerate(
       eval_source.tower_batches(rc.tower_devices)):
     with vm.eval_scope(i):
-      logits, _ = _forward(rc, images, training=False)
+      logits, _ = forward(rc, images, training=False)
       top1.append(_correct_in_top_k(logits, labels, 1))
       top5.append(_correct_in_top_k(logits, labels, 5))
   return tf.math.add_n(top1), tf.math.add_n(top5)
@@ -164,12 +165,12 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
     for i, (images, labels) in enumerate(tower_inputs):
       updates_before = len(tf1.get_collection(tf1.GraphKeys.UPDATE_OPS))
       with vm.tower_scope(i):
-        logits, aux = _forward(rc, images, rc.training)
-        base_loss = _tower_loss(logits, aux, labels, rc.model.num_classes)
+        logits, aux = forward(rc, images, rc.training)
+        base_loss = tower_loss(logits, aux, labels, rc.model.num_classes)
         total_loss = base_loss
         if rc.training:
           variables = vm.tower_variables(i)
-          total_loss = base_loss + _weight_decay(
+          total_loss = base_loss + weight_decay(
               variables, params.weight_decay, params.single_l2_loss_op)
           grads = tf.gradients(total_loss, variables)
           if params.sparse_to_dense_grads:

@@ -68,7 +68,7 @@ def build_unstarted_record(run_id, started_at, finished_at, params, role,
       'compute_dtype': None, 'xla_compile': bool(p.xla_compile or p.xla),
       'num_workers': role.num_workers if role is not None else 1,
       'cross_replica_sync': p.cross_replica_sync,
-      'sync_updates': p.sync_updates}
+      'sync_updates': p.sync_updates, 'engine': p.engine}
   config.update(_role_config(role))
   return _record(run_id, started_at, finished_at, p, result, config,
                  p.cluster_run_id or None,
@@ -116,6 +116,7 @@ def _config(p, rc, data_description):
       'num_workers': num_workers,
       'cross_replica_sync': p.cross_replica_sync,
       'sync_updates': p.sync_updates,
+      'engine': p.engine,
   }
   config.update(_role_config(role))
   return config

@@ -161,3 +161,23 @@ def test_runs_without_a_throughput_are_left_out(tmp_path, capsys):
   code, out, _ = _run(['--result_dir', tmp_path, '--baseline', 'A',
                        '--candidate', 'B'], capsys)
   assert code == 0 and '(3)' in out and '(4)' not in out
+
+
+def test_by_engine_puts_the_same_configuration_side_by_side(tmp_path, capsys):
+  """--by engine pairs each configuration's graph runs (a record without
+  the field is one) with its tf2 runs; by label, engines stay apart."""
+  rng = np.random.default_rng(11)
+  write_runs(tmp_path, [100.0, 101.0, 99.0], rng, label='a')  # no field
+  write_runs(tmp_path, [100.5, 100.0], rng, engine='graph', label='a')
+  write_runs(tmp_path, [80.0, 80.5, 79.5], rng, engine='tf2', label='b')
+  code, out, _ = _run(['--result_dir', tmp_path, '--by', 'engine',
+                       '--baseline', 'graph', '--candidate', 'tf2'], capsys)
+  assert code == compare.EXIT_REGRESSION, out
+  rows = [l for l in out.splitlines() if l.startswith('| trivial')]
+  assert len(rows) == 1 and '**regression**' in rows[0], out
+  assert '(5)' in rows[0] and '(3)' in rows[0], rows[0]
+  # By label the engine keys the configuration: nothing pairs up.
+  code, out, _ = _run(['--result_dir', tmp_path, '--by', 'label',
+                       '--baseline', 'a', '--candidate', 'b'], capsys)
+  rows = [l for l in out.splitlines() if l.startswith('| trivial')]
+  assert len(rows) == 2 and all('missing' in row for row in rows), out

@@ -1,0 +1,58 @@
+"""The object driver.run calls for --engine=tf2 (driver.GraphEngine's twin).
+
+``prepare`` runs before anything in the run touches TensorFlow's runtime
+(the virtual CPU devices of MirroredStrategy must exist by then);
+``train`` builds the step and runs the core's step loop over it, then the
+core's report and utilisation line. What the graph engine does besides
+(checkpoints, evaluation, summaries, traces) is refused by flag_checks.py
+for this engine, so none of it is silently skipped here.
+"""
+
+import types
+
+from tf_cnn_benchmarks import driver
+from tf_cnn_benchmarks import flag_specs
+from tf_cnn_benchmarks import step_loop
+from tf_cnn_benchmarks.engine_tf2 import strategies
+from tf_cnn_benchmarks.engine_tf2 import train_step
+
+# What step_loop.StepLoop reads of a graph engine's BuiltGraph: no accuracy
+# columns, no global step (it reads it for summaries only).
+_NO_GRAPH = types.SimpleNamespace(top_1_correct=None, global_step=None)
+
+
+class _NoCheckpoints:
+  """The step loop's checkpointer: --train_dir is graph-engine only."""
+
+  def maybe_save(self, sess, step):
+    del sess, step
+
+
+class Tf2Engine:
+
+  name = flag_specs.TF2_ENGINE
+
+  def prepare(self, rc):
+    strategies.prepare_devices(rc)
+
+  def train(self, params, rc, source, eval_source, runtime, times, reporter,
+            watch, result):
+    del eval_source  # evaluation during training: graph engine only
+    with watch.phase('graph_build'):
+      strategy, strategy_name = strategies.choose(rc)
+      trainer = train_step.Trainer(rc, strategy, source)
+    runtime.attach_run(rc, result)
+    reporter.header(rc, '%s (tf2 engine: tf.function, %s)' % (
+        params.variable_update, strategy_name), source.description)
+    runtime.watch_for_stalls()
+    loop = step_loop.StepLoop(
+        params, rc, _NO_GRAPH, train_step.StepRunner(trainer, watch), times,
+        reporter, watch, result, _NoCheckpoints())
+    driver.time_steps(loop, rc, times, reporter, watch, result)
+    driver.report_utilisation(params, rc, trainer.gflops_per_image(), times,
+                              reporter, result)
+
+
+def run(params, reporter=None, rc=None):
+  """driver.run with this engine (the library entry, as driver.run)."""
+  return driver.run(params, reporter=reporter, rc=rc, engine=Tf2Engine())

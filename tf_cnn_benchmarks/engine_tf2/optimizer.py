@@ -1,0 +1,74 @@
+"""The update of the tf2 engine: the mean gradient, applied with the graph
+engine's own kernels.
+
+The graph engine's optimizers are tf.compat.v1.train ones
+(optimizers.make_optimizer); their update kernels are ResourceApply* ops.
+Calling those same kernels here (rather than a Keras optimizer, whose
+arithmetic differs in order) keeps both engines' weights equal step for
+step, which the equivalence tests check. The learning rate is the graph
+engine's schedule (optimizers.learning_rate) on the same global step.
+
+Under a strategy the update is TensorFlow 2's usual one: from replica
+context, ``merge_call`` into cross-replica context, ``batch_reduce_to``
+MEAN over the replicas (every variable_update mode applies the mean of the
+tower gradients), then ``extended.update`` of each variable on each of its
+devices.
+"""
+
+import tensorflow as tf
+
+from tf_cnn_benchmarks import optimizers
+
+_ONLY_FIRST = tf.VariableAggregation.ONLY_FIRST_REPLICA
+
+
+class Optimizer:
+  """sgd or momentum (flag_checks.TF2_OPTIMIZERS) over ``variables``;
+  build under the strategy's scope."""
+
+  def __init__(self, rc, variables):
+    params = rc.params
+    self._rc = rc
+    self._momentum = params.momentum if params.optimizer == 'momentum' \
+        else None
+    self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                   name='global_step', aggregation=_ONLY_FIRST)
+    # The momentum accumulators: the tf.compat.v1 MomentumOptimizer's slots.
+    self._slots = [
+        tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False,
+                    name=v.name.split(':')[0] + '/Momentum')
+        if self._momentum is not None else None for v in variables]
+
+  def learning_rate(self):
+    rc = self._rc
+    return optimizers.learning_rate(rc.params, rc.model, self.global_step,
+                                    rc.global_batch_size,
+                                    rc.examples_per_epoch)
+
+  def apply(self, grads_and_vars):
+    """From replica context: every replica's gradients, meaned, applied."""
+    return tf.distribute.get_replica_context().merge_call(
+        self._apply_mean, args=(list(grads_and_vars),))
+
+  def _apply_mean(self, strategy, grads_and_vars):
+    reduced = strategy.extended.batch_reduce_to(
+        tf.distribute.ReduceOp.MEAN, grads_and_vars)
+    lr = self.learning_rate()
+    for grad, (_, var), slot in zip(reduced, grads_and_vars, self._slots):
+      strategy.extended.update(var, self._apply_one, args=(grad, slot, lr),
+                               group=False)
+    strategy.extended.update(self.global_step, lambda s: s.assign_add(1),
+                             group=False)
+
+  def _apply_one(self, var, grad, slot, lr):
+    """One device's copy of ``var`` (and of its slot)."""
+    grad = tf.convert_to_tensor(grad)  # sparse (embedding) gradients too
+    lr = tf.cast(lr, grad.dtype)
+    if slot is None:
+      return tf.raw_ops.ResourceApplyGradientDescent(
+          var=var.handle, alpha=lr, delta=grad, use_locking=False)
+    # The original's "momentum" is Nesterov momentum (optimizers.py).
+    return tf.raw_ops.ResourceApplyMomentum(
+        var=var.handle, accum=slot.handle, lr=lr, grad=grad,
+        momentum=tf.constant(self._momentum, grad.dtype), use_locking=False,
+        use_nesterov=True)

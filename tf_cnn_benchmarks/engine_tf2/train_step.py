@@ -1,0 +1,119 @@
+"""The tf2 engine's step: one tf.function, the model run by strategy.run.
+
+Per replica (the graph engine's tower): the model's forward pass from the
+shared builder (model_graph.forward), its loss and weight decay
+(model_graph.tower_loss / weight_decay), the gradients by GradientTape,
+the clip, then the optimizer's mean-and-apply (optimizer.py). The step
+returns the replicas' mean loss, which the step loop fetches each step as
+the graph engine fetches its loss.
+
+Variables are made before the first step by one trace of the model that
+never runs (variable_store.py): running it would move batch norm's moving
+averages before training starts.
+"""
+
+import time
+
+import tensorflow as tf
+
+from tf_cnn_benchmarks import batch_group
+from tf_cnn_benchmarks import model_graph
+from tf_cnn_benchmarks.engine_tf2 import inputs
+from tf_cnn_benchmarks.engine_tf2 import optimizer as optimizer_lib
+from tf_cnn_benchmarks.engine_tf2 import variable_store
+from tf_cnn_benchmarks.measure import mfu
+
+
+class Trainer:
+  """The built step: ``step()`` runs one and returns its loss (float)."""
+
+  def __init__(self, rc, strategy, source):
+    params = rc.params
+    self._rc = rc
+    self._strategy = strategy
+    # Seeds the initial weights and the synthetic batches as the graph
+    # engine's graph seed does; it also restarts eager random ops' sequences,
+    # so a second run in this process starts from the same weights.
+    tf.random.set_seed(params.tf_random_seed)
+    self.store = variable_store.VariableStore(params.tf_random_seed)
+    self._iterator = inputs.distributed_iterator(strategy, rc, source)
+    with strategy.scope():
+      self._create_variables()
+      self.optimizer = optimizer_lib.Optimizer(
+          rc, self.store.trainable_variables)
+    # --xla_compile: the replica's whole step (model, gradients, update)
+    # compiled with jit_compile=True; the iterator read stays outside, XLA
+    # has no kernel for it. flag_checks allows it on one device only, where
+    # the update's merge_call is a plain call.
+    self._jit = bool(params.xla_compile or params.xla)
+    self._replica = (tf.function(self._replica_step, autograph=False,
+                                 jit_compile=True) if self._jit
+                     else self._replica_step)
+    self._step = tf.function(self._step_fn, autograph=False)
+
+  def _create_variables(self):
+    rc = self._rc
+
+    def build(images):
+      with self.store.creating():
+        model_graph.forward(rc, images, rc.training)
+    tf.function(build, autograph=False).get_concrete_function(
+        inputs.input_spec(rc))
+
+  def _replica_step(self, images, labels):
+    rc, params = self._rc, self._rc.params
+    variables = self.store.trainable_variables
+    with self.store.reusing(), tf.GradientTape() as tape:
+      logits, aux = model_graph.forward(rc, images, True)
+      base_loss = model_graph.tower_loss(logits, aux, labels,
+                                         rc.model.num_classes)
+      total_loss = base_loss + model_graph.weight_decay(
+          variables, params.weight_decay, params.single_l2_loss_op)
+    grads = tape.gradient(total_loss, variables)
+    if params.gradient_clip is not None:
+      grads = [tf.clip_by_norm(g, params.gradient_clip) for g in grads]
+    self.optimizer.apply([(g, v) for g, v in zip(grads, variables)
+                          if g is not None])
+    if params.loss_type_to_report == 'base_loss':
+      return base_loss
+    return total_loss
+
+  def _step_fn(self, iterator):
+    images, labels = next(iterator)
+    losses = self._strategy.run(self._replica, args=(images, labels))
+    return self._strategy.reduce(tf.distribute.ReduceOp.MEAN, losses,
+                                 axis=None)
+
+  def step(self):
+    return float(self._step(self._iterator))
+
+  def gflops_per_image(self):
+    """FLOPs of one step per image, counted on the traced step's graph
+    (measure/flops.py, as for the graph engine's fetches): what its outputs
+    and its stateful ops (the updates) need, as the function runtime prunes
+    the rest (the tape's gradient of the input images, for one)."""
+    if self._jit:  # the work is inside the compiled replica function
+      graph = self._replica.get_concrete_function(
+          *inputs.input_spec(self._rc, with_labels=True)).graph
+    else:
+      graph = self._step.get_concrete_function(self._iterator).graph
+    return mfu.gflops_per_image(
+        list(graph.outputs) + list(graph.control_outputs),
+        self._rc.batch_size_per_worker)
+
+
+class StepRunner:
+  """batch_group.StepRunner's interface (what step_loop.StepLoop runs)
+  over the tf2 step, each step watched like a session.run step."""
+
+  def __init__(self, trainer, watch):
+    self._trainer = trainer
+    self._watch = watch
+
+  def step(self, extra=None):
+    assert not extra, 'the tf2 engine fetches the loss only'
+    with self._watch.doing(None, step=True):
+      start = time.perf_counter()
+      loss = self._trainer.step()
+      return batch_group.StepResult(time.perf_counter() - start,
+                                    {'loss': loss})
