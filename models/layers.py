@@ -347,6 +347,7 @@ def _moving_average_update(stat_var, value, decay):
     # to sit beside.
     return tf1.assign_sub(stat_var, (stat_var - value) * (1 - decay))
   with tf1.get_default_graph().colocate_with(stat_var):
-    current = stat_var.read_value() if hasattr(stat_var, 'read_value') \
-        else tf.identity(stat_var)
-    return tf1.assign_sub(stat_var, (current - value) * (1 - decay))
+    # A fresh read, here: the variable's value() may be a cached copy on
+    # the worker.
+    return tf1.assign_sub(stat_var,
+                          (stat_var.read_value() - value) * (1 - decay))
