@@ -10,10 +10,23 @@ import time
 
 from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import report
+from tf_cnn_benchmarks import run_config
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, 'tf_cnn_benchmarks.py')
+
+
+def build_graph(**overrides):
+  """(params, run config, model_graph.BuiltGraph) of a one-step CPU run."""
+  settings = dict(device='cpu', num_batches=1, num_warmup_batches=0,
+                  result_dir='')
+  settings.update(overrides)
+  params = flags.make_params(**settings)
+  rc = run_config.resolve(params)
+  rc, source = driver.open_input_source(params, rc)
+  return params, rc, model_graph.build(rc, source)
 
 
 def run_quietly(**overrides):

@@ -8,7 +8,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from tests.driver_helpers import REPO, run_cli, run_quietly
+from tests.driver_helpers import REPO, build_graph as _build, run_cli, run_quietly
 from models import registry
 from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import flags
@@ -20,14 +20,6 @@ from tf_cnn_benchmarks import timing
 tf1 = tf.compat.v1
 
 
-def _build(**overrides):
-  settings = dict(device='cpu', num_batches=1, num_warmup_batches=0,
-                  result_dir='')
-  settings.update(overrides)
-  params = flags.make_params(**settings)
-  rc = run_config.resolve(params)
-  rc, source = driver.open_input_source(params, rc)
-  return params, rc, model_graph.build(rc, source)
 
 
 def _op_types(graph):

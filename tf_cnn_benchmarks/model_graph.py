@@ -16,6 +16,7 @@ from models import layers
 from tf_cnn_benchmarks import local_runtime
 from tf_cnn_benchmarks import optimizers
 from tf_cnn_benchmarks import summaries
+from tf_cnn_benchmarks import update_in_place
 from tf_cnn_benchmarks import variable_update
 
 tf1 = tf.compat.v1
@@ -200,6 +201,7 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
     if rc.training:
       lr = _learning_rate(rc, global_step)
       optimizer = optimizers.make_optimizer(params, lr)
+      tower_grads = update_in_place.gate(tower_grads, tower_total)
       with tf.control_dependencies(bn_update_ops):
         step_op = vm.apply_gradients(tower_grads, optimizer, global_step)
     elif rc.mode == 'input only':
