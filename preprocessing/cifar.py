@@ -151,4 +151,5 @@ class CifarInput(base.InputSource):
     if tuple(self._size) != (32, 32):
       image = tf.image.resize(image, self._size)
     image.set_shape([self._size[0], self._size[1], 3])
-    return image_ops.scale_to_unit_range(image), label
+    # Padding, cropping and bilinear resizing stay within [0, 255].
+    return image_ops.scale_to_unit_range(image, clip=False), label
