@@ -191,3 +191,14 @@ def test_multi_device_iterator_buffer_size_is_in_the_graph(
   graph_def = build(datasets_use_prefetch=False,
                     multi_device_iterator_max_buffer_size=3)
   assert not nodes(graph_def, 'MultiDeviceIterator')
+
+
+@pytest.mark.timeout(120)
+def test_one_tower_on_the_host_cpu_reads_a_plain_iterator(shards_dir):
+  # Nothing to deal out and no device to prefetch onto: a multi-device
+  # iterator would only add a thread (the dataset prefetches anyway).
+  pairs, outputs = run_batches(source(shards_dir, size=24, batch=2), 2)
+  graph_def = pairs[0][0].graph.as_graph_def()
+  assert not nodes(graph_def, 'MultiDeviceIterator')
+  assert nodes(graph_def, 'IteratorV2') and nodes(graph_def, 'PrefetchDataset')
+  assert len(outputs) == 2
