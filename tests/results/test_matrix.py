@@ -4,11 +4,13 @@ import io
 import os
 import sys
 
+import pandas as pd
 import pytest
 
 from results import matrix
 from results import store
 from results import venvs
+from results.errors import UsageError
 from tests.results.test_suite import FAKE_BENCHMARK
 
 INSTALLED = venvs.installed_tf_version()
@@ -178,3 +180,44 @@ def test_runtime_requirements_leave_tensorflow_to_the_version_pin(tmp_path):
   assert venvs.runtime_requirements(str(setup_cfg)) == [
       'numpy-financial', 'Absl_Py>=1.0', 'pandas[performance]>=2',
       'tomli; python_version < "3.11"', 'numpy']
+
+
+def test_test_environment_reaches_only_the_named_versions_runs(tmp_path,
+                                                               monkeypatch):
+  """Test-only: a version's runs get its variables (here the injected
+  slowdown, which their records then carry); the other version's do not,
+  and the cached venv itself is left as it was."""
+  _fake_venv(tmp_path / 'venvs', '9.9.0')
+  monkeypatch.setenv(venvs.TEST_ENV_VAR,
+                     '{"9.9.0": {"TF_CNN_BENCHMARKS_TEST_SLOWDOWN": "0.5"}}')
+  code, out = _matrix(['--tf_versions', 'current,9.9.0', '--result_dir',
+                       tmp_path / 'runs', '--venv_dir', tmp_path / 'venvs',
+                       '--benchmark_script', FAKE_BENCHMARK, '--',
+                       '--model=trivial'])
+  assert code == 0, out
+  frame = store.load_runs([tmp_path / 'runs'])
+  slowed = dict(zip(frame['label'], frame['injected_slowdown']))
+  assert slowed['tf-9.9.0'] == 0.5
+  assert pd.isna(slowed['tf-%s' % INSTALLED])   # a real run
+  assert sorted(os.listdir(tmp_path / 'venvs' / 'tf-9.9.0')) == sorted([
+      'bin', venvs.READY_MARKER])
+
+
+@pytest.mark.parametrize('value, message', [
+    ('2.20.0=0.5', 'is not JSON'),
+    ('["2.20.0"]', 'not an object of objects'),
+    ('{"2.20.0": {"LD_PRELOAD": "x.so"}}', "sets 'LD_PRELOAD'"),
+    ('{"2.20.0": {"TF_CNN_BENCHMARKS_TEST_SLOWDOWN": 0.5}}', 'string values'),
+])
+def test_test_environment_refuses_anything_but_test_switches(value, message):
+  with pytest.raises(UsageError, match=message):
+    venvs.test_environment('2.20.0', {venvs.TEST_ENV_VAR: value})
+
+
+def test_test_environment_matches_versions_as_versions():
+  environ = {venvs.TEST_ENV_VAR:
+             '{"2.21.0-rc1": {"TF_CNN_BENCHMARKS_TEST_SLOWDOWN": "0.1"}}'}
+  assert venvs.test_environment('2.21.0rc1', environ) == {
+      'TF_CNN_BENCHMARKS_TEST_SLOWDOWN': '0.1'}
+  assert venvs.test_environment('2.21.0', environ) == {}
+  assert venvs.test_environment('2.21.0', {}) == {}
