@@ -225,7 +225,7 @@ class Bisection:
       lines.append(self.comparison_line('low', one.good, middle, low))
       lines.append(self.comparison_line('high', middle, one.bad, high))
     judgement = search.decide(ends, low, high, not one.confirmed, one.good,
-                              middle, one.bad)
+                              middle, one.bad, self.args.min_effect)
     return judgement, lines
 
   def step(self, group):
@@ -284,10 +284,13 @@ class Bisection:
         else:
           one.result = judgement.deciding
           one.stop('inconclusive at %d runs per release (--max_repeat): %s. '
-                   'The slowdown is between %s and %s; re-run with --good %s '
-                   '--bad %s --repeat %d, on a quieter machine if you can'
-                   % (self.repeat, judgement.reason, one.good, one.bad,
-                      one.good, one.bad, 2 * self.repeat))
+                   '%s; re-run with --good %s --bad %s --repeat %d, on a '
+                   'quieter machine if you can' % (
+                       self.repeat, judgement.reason,
+                       'The slowdown is between %s and %s' % (
+                           one.good, one.bad) if one.confirmed else
+                       'No slowdown is shown, nor ruled out', one.good,
+                       one.bad, 2 * self.repeat))
           self.say('  => stopped: %s' % one.message)
         continue
       one.apply(judgement, middle)

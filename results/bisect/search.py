@@ -19,11 +19,15 @@ and acts on them (decide):
   ends a regression, low `no change` or `improvement`, high a regression
                                              -> the middle is good: the step
       is in middle..bad
-  ends `no change`/`improvement` at the first step -> no slowdown between
-      the two ends (nothing to bisect)
-  anything else (a verdict `inconclusive`, the slowdown split so that
-      neither half is a regression, or the ends no longer differing after
-      an earlier step found that they do) -> more runs, never a guess
+  ends `improvement`, or `no change` with an interval that rules out a
+      slowdown of the minimum effect, before any step found a regression
+                                             -> no slowdown between the two
+      ends (nothing to bisect)
+  anything else (a verdict `inconclusive`; ends `no change` whose
+      interval still holds a slowdown of the minimum effect, so too few
+      runs to tell; the slowdown split so that neither half is a
+      regression; the ends no longer differing after an earlier step found
+      that they do)                          -> more runs, never a guess
   the middle release has no successful run   -> skip it (as `git bisect
       skip`) and measure the release nearest the middle instead
 
@@ -32,6 +36,7 @@ comparison that decided it (its Hodges-Lehmann change and interval).
 """
 
 import dataclasses
+import math
 
 from results import stats
 
@@ -63,7 +68,14 @@ def _verdict(row):
   return row.verdict if row is not None else 'missing'
 
 
-def decide(ends, low, high, first_step, good, middle, bad):
+def rules_out_slowdown(row, min_effect_pct):
+  """The row's interval excludes a slowdown of min_effect_pct or more."""
+  low = row.result.change_pct_low if row.result is not None else math.nan
+  return not math.isnan(low) and low > -min_effect_pct
+
+
+def decide(ends, low, high, first_step, good, middle, bad,
+           min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT):
   """What to do after a step, from its comparisons (ConfigComparison rows,
   or None for one that could not be made because a version had no
   successful run). middle, low and high are None when good and bad are
@@ -79,9 +91,14 @@ def decide(ends, low, high, first_step, good, middle, bad):
     return Judgement(MORE_RUNS, '%s -> %s is inconclusive at this many runs'
                      % (good, bad), ends)
   if ends_verdict != stats.REGRESSION:
-    if first_step:
+    if first_step and (ends_verdict == stats.IMPROVEMENT or
+                       rules_out_slowdown(ends, min_effect_pct)):
       return Judgement(NO_SLOWDOWN, '%s is not slower than %s (%s): nothing '
                        'to bisect' % (bad, good, ends_verdict), ends)
+    if first_step:
+      return Judgement(MORE_RUNS, '%s -> %s shows no slowdown at this many '
+                       'runs, but its interval does not rule out one of %g%% '
+                       'or more' % (good, bad, min_effect_pct), ends)
     return Judgement(MORE_RUNS, '%s -> %s shows %s in this step although an '
                      'earlier step found a regression' % (good, bad,
                                                            ends_verdict), ends)

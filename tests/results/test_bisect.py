@@ -72,8 +72,10 @@ def test_between_includes_both_ends_however_spelled():
 
 # -- the search's decisions -------------------------------------------------
 
-def _row(verdict):
-  return types.SimpleNamespace(verdict=verdict)
+def _row(verdict, low=-1.0):
+  """A comparison row: its verdict, and its interval's low end in %."""
+  return types.SimpleNamespace(verdict=verdict, result=types.SimpleNamespace(
+      change_pct_low=low))
 
 
 REG, SAME, FASTER, UNSURE = (stats.REGRESSION, stats.NO_CHANGE,
@@ -91,12 +93,15 @@ REG, SAME, FASTER, UNSURE = (stats.REGRESSION, stats.NO_CHANGE,
     (UNSURE, REG, SAME, True, search.MORE_RUNS),
     (SAME, SAME, SAME, True, search.NO_SLOWDOWN),
     (FASTER, SAME, SAME, True, search.NO_SLOWDOWN),
+    # No change, but the interval still holds a 2% slowdown: too few runs.
+    ((SAME, -2.5), SAME, SAME, True, search.MORE_RUNS),
     (SAME, REG, SAME, False, search.MORE_RUNS),   # contradicts a past step
     (REG, None, SAME, True, search.SKIP_MIDDLE),
     (None, REG, SAME, True, search.END_FAILED),
 ])
 def test_decide(ends, low, high, first, action):
-  rows = [_row(v) if v else None for v in (ends, low, high)]
+  rows = [(_row(*v) if isinstance(v, tuple) else _row(v)) if v else None
+          for v in (ends, low, high)]
   judgement = search.decide(*rows, first, '1.0', '1.1', '1.2')
   assert judgement.action == action
   if action == search.MIDDLE_BAD:
@@ -208,8 +213,10 @@ def test_finds_the_release_that_got_slower(fake_releases, monkeypatch):
 
 
 def test_no_slowdown_between_the_ends_is_not_bisected(fake_releases):
+  # Runs within +-0.3%: the interval rules out a 2% slowdown at once.
   code, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.4',
-                                      '--repeat', '4'])
+                                      '--repeat', '4'],
+                      flags=('--model=trivial', '--jitter=0.003'))
   assert code == command.EXIT_NOT_FOUND, out
   assert '9.9.4 is not slower than 9.9.0 (no change): nothing to bisect' in out
   assert out.count('== step') == 1
