@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import sys
 
 import pandas as pd
@@ -143,19 +144,41 @@ def test_bad_versions(tmp_path, capsys, versions, message):
   assert message in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_real_venv_for_tf_2_20_runs_the_trivial_model(tmp_path):
-  """Builds (or reuses) the real cached venv; needs PyPI and the benchmark."""
-  version = '2.20.0'
-  code, out = _matrix(['--tf_versions', version, '--result_dir', tmp_path,
-                       '--timeout', '600', '--', '--model=trivial',
-                       '--num_batches=5', '--num_warmup_batches=1',
-                       '--device=cpu'])
+# The oldest TensorFlow the harness supports (setup.cfg's extras say
+# tensorflow-cpu>=2.12), at its latest patch release. Its wheels stop at
+# Python 3.11.
+OLDEST_SUPPORTED = '2.12.1'
+
+
+def test_oldest_supported_matches_setup_cfg():
+  import configparser  # pylint: disable=g-import-not-at-top
+  parser = configparser.ConfigParser()
+  parser.read(os.path.join(venvs.REPO_ROOT, 'setup.cfg'))
+  floors = re.findall(r'tensorflow[-\w\[\]]*>=([\d.]+)',
+                      parser.get('options.extras_require', 'cpu'))
+  assert floors and all(OLDEST_SUPPORTED.startswith(f + '.') for f in floors)
+
+
+@pytest.mark.slow   # a venv build when not cached (~2 min), then 2 runs
+@pytest.mark.skipif(sys.version_info >= (3, 12),
+                    reason='TensorFlow 2.12 has no wheels past Python 3.11')
+def test_oldest_and_newest_supported_tensorflow_run_the_trivial_model(
+    tmp_path):
+  """The CI guard of the version table in README: the harness runs on the
+  oldest supported release (a real venv from the package index, cached in
+  the default place, built with pip's configuration) and on the newest
+  (this interpreter's)."""
+  code, out = _matrix(['--tf_versions', '%s,current' % OLDEST_SUPPORTED,
+                       '--result_dir', tmp_path, '--timeout', '600', '--',
+                       '--model=trivial', '--num_batches=5',
+                       '--num_warmup_batches=1', '--device=cpu'])
   assert code == 0, out
-  frame = store.load_runs([tmp_path])
-  assert list(frame['environment.tf_version']) == [version]
-  assert list(frame['label']) == ['tf-' + version]
-  assert frame['summary.images_per_sec'].iloc[0] > 0
+  frame = store.load_runs([tmp_path]).sort_values('label')
+  assert sorted(frame['environment.tf_version']) == sorted(
+      [OLDEST_SUPPORTED, INSTALLED])
+  assert sorted(frame['label']) == sorted(['tf-' + OLDEST_SUPPORTED,
+                                           'tf-%s' % INSTALLED])
+  assert (frame['summary.images_per_sec'] > 0).all()
 
 
 def test_release_candidates_are_versions():
