@@ -33,6 +33,7 @@ import collections
 import os
 import sys
 
+from results import compare
 from results import comparison as comparison_lib
 from results import detection_power
 from results import matrix
@@ -70,12 +71,7 @@ def build_parser(prog):
   parser.add_argument('--max_repeat', type=int, default=DEFAULT_MAX_REPEAT,
                       help='most runs per release in a step when it is '
                       'inconclusive (default %(default)s)')
-  parser.add_argument('--alpha', type=float, default=stats.DEFAULT_ALPHA,
-                      help='significance level of each comparison')
-  parser.add_argument('--min_effect', type=float,
-                      default=stats.DEFAULT_MIN_EFFECT_PCT,
-                      help='smallest slowdown in %% that counts (default '
-                      '%(default)g)')
+  compare.add_test_options(parser)
   parser.add_argument('--allow_injected_slowdown', action='store_true',
                       help='judge runs slowed on purpose by the test-only '
                       'injected slowdown too (refused otherwise)')
@@ -84,11 +80,7 @@ def build_parser(prog):
 
 
 def check_args(args):
-  if not 0 < args.alpha < 1:
-    raise UsageError('--alpha must be between 0 and 1, got %g.' % args.alpha)
-  if args.min_effect < 0:
-    raise UsageError('--min_effect is a percentage >= 0, got %g.'
-                     % args.min_effect)
+  compare.check_test_options(args)
   fewest = stats.fewest_runs(args.alpha)
   for option, value in (('--repeat', args.repeat),
                         ('--max_repeat', args.max_repeat)):
@@ -397,8 +389,11 @@ def main(argv=None, stream=None):
     runs = bisection.plan(bisection.ranges, first.versions_to_run(),
                           {r.config: 0 for r in bisection.ranges})
     return suite.run_plan(runs, args, sys.executable, stream)
-  if not bisection.run():
-    return suite.EXIT_INTERRUPTED
+  try:
+    if not bisection.run():
+      return suite.EXIT_INTERRUPTED
+  except UsageError as error:   # e.g. runs slowed on purpose, not allowed
+    return report_usage_error(error)
   return bisection.report()
 
 

@@ -341,3 +341,19 @@ def test_initial_repeat_follows_a_full_power_measurement():
 def test_cli_knows_bisect():
   from tf_cnn_benchmarks import cli  # pylint: disable=g-import-not-at-top
   assert cli.TOOL_COMMANDS['bisect'] == 'results.bisect.command'
+
+
+def test_runs_slowed_on_purpose_are_refused_unless_allowed(fake_releases,
+                                                           capsys,
+                                                           monkeypatch):
+  """The injected slowdown set directly (not per version): the runs say so,
+  and bisect refuses to judge them, as compare does."""
+  monkeypatch.setenv(SLOWDOWN, '0.3')
+  code = command.main(['bisect', '--good', '9.9.0', '--bad', '9.9.1',
+                       '--repeat', '4', '--result_dir',
+                       str(fake_releases / 'runs'), '--venv_dir',
+                       str(fake_releases / 'venvs'), '--benchmark_script',
+                       FAKE_BENCHMARK, '--', '--model=trivial'],
+                      stream=io.StringIO())
+  assert code == 2
+  assert 'slowed on purpose' in capsys.readouterr().err.replace('\n', ' ')
