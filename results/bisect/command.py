@@ -184,16 +184,15 @@ class Bisection:
     if not paths[baseline] or not paths[candidate]:
       return None
     frame = store.load_runs(paths[baseline] + paths[candidate])
-    try:
-      rows = comparison_lib.compare_groups(
-          frame, 'label', version_label(baseline), version_label(candidate),
-          self.args.alpha, self.args.min_effect,
-          allow_injected=self.args.allow_injected_slowdown,
-          power=self.power).rows
-    except UsageError as error:
-      if 'no successful runs' in str(error):
-        return None
-      raise
+    labels = [version_label(baseline), version_label(candidate)]
+    usable = comparison_lib.available_values(
+        comparison_lib.usable_runs(frame), 'label')
+    if not set(labels) <= set(usable):   # e.g. a record without images/sec
+      return None
+    rows = comparison_lib.compare_groups(
+        frame, 'label', labels[0], labels[1], self.args.alpha,
+        self.args.min_effect, allow_injected=self.args.allow_injected_slowdown,
+        power=self.power).rows
     both = [row for row in rows if row.verdict != comparison_lib.MISSING]
     return (both or rows or [None])[0]
 

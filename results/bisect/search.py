@@ -180,7 +180,7 @@ class Range:
     elif action == NO_SLOWDOWN:
       self.status = NOT_SLOWER
     elif action == END_FAILED:
-      self.status = STOPPED
+      self.stop(judgement.reason)
     if judgement.deciding is not None:
       self.result = judgement.deciding
     if self.status != OPEN:
@@ -188,11 +188,9 @@ class Range:
     if action in NARROWING and len(self.releases) == 2:
       self.status = FOUND
     elif self.middle() is None and len(self.releases) > 2:
-      self.status = STOPPED
-      self.message = ('every release between %s and %s had no successful '
-                      'run (%s), so the slowdown is somewhere in that range'
-                      % (self.good, self.bad, ', '.join(sorted(self.skipped))))
-
+      self.stop('every release between %s and %s had no successful run '
+                '(%s), so the slowdown is somewhere in that range'
+                % (self.good, self.bad, ', '.join(sorted(self.skipped))))
 
   def stop(self, message):
     self.status = STOPPED

@@ -141,6 +141,15 @@ def test_a_middle_without_runs_is_skipped_for_its_neighbour():
   assert 'somewhere in that range' in one.message
 
 
+def test_an_end_without_runs_stops_the_search_saying_why():
+  one = search.Range('c', RELEASES)
+  one.apply(search.decide(None, None, None, True, '9.9.0', '9.9.2', '9.9.4'),
+            '9.9.2')
+  assert one.status == search.STOPPED
+  assert one.message == ('9.9.0 or 9.9.4 had no successful run in this step, '
+                         'so nothing can be judged')
+
+
 def test_configurations_with_the_same_range_are_measured_together():
   ranges = [search.Range(name, RELEASES) for name in 'abc']
   assert search.next_group(ranges) == ranges
