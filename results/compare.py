@@ -27,6 +27,23 @@ EXIT_NO_REGRESSION = 0
 EXIT_REGRESSION = 1
 
 
+def add_test_options(parser):
+  """--alpha and --min_effect: the test's settings (also bisect's)."""
+  parser.add_argument('--alpha', type=float, default=stats.DEFAULT_ALPHA,
+                      help='significance level of the two-sided test')
+  parser.add_argument('--min_effect', type=float,
+                      default=stats.DEFAULT_MIN_EFFECT_PCT,
+                      help='smallest change in %% that counts as a regression')
+
+
+def check_test_options(args):
+  if not 0 < args.alpha < 1:
+    raise UsageError('--alpha must be between 0 and 1, got %g.' % args.alpha)
+  if args.min_effect < 0:
+    raise UsageError('--min_effect is a percentage >= 0, got %g.'
+                     % args.min_effect)
+
+
 def build_parser(prog):
   parser = argparse.ArgumentParser(
       prog=prog,
@@ -44,11 +61,7 @@ def build_parser(prog):
                       'or TF version that matches)')
   parser.add_argument('--baseline', help='baseline group value')
   parser.add_argument('--candidate', help='candidate group value')
-  parser.add_argument('--alpha', type=float, default=stats.DEFAULT_ALPHA,
-                      help='significance level of the two-sided test')
-  parser.add_argument('--min_effect', type=float,
-                      default=stats.DEFAULT_MIN_EFFECT_PCT,
-                      help='smallest change in %% that counts as a regression')
+  add_test_options(parser)
   parser.add_argument('--allow_injected_slowdown', action='store_true',
                       help='compare runs slowed on purpose by the test-only '
                       'injected slowdown too (refused otherwise)')
@@ -61,11 +74,7 @@ def build_parser(prog):
 
 def comparison_from_args(args):
   """Loads the records and compares the groups the arguments name."""
-  if not 0 < args.alpha < 1:
-    raise UsageError('--alpha must be between 0 and 1, got %g.' % args.alpha)
-  if args.min_effect < 0:
-    raise UsageError('--min_effect is a percentage >= 0, got %g.'
-                     % args.min_effect)
+  check_test_options(args)
   paths = list(args.folders) + list(args.result_dir)
   named = args.baseline is not None or args.candidate is not None
   if named and (args.baseline is None or args.candidate is None):

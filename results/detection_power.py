@@ -100,6 +100,12 @@ class Power:
   def measured(self):
     return bool(self.data and self.data.get('models'))
 
+  @property
+  def full(self):
+    """Measured by a full run (not a --quick check of the machinery): only
+    then do its run counts plan anything (bisect's repeats)."""
+    return self.measured and self.data.get('source', {}).get('mode') == 'full'
+
   def _figures(self, model):
     """(figures of the model, measured on it?) or (None, False). A model
     that was not measured borrows the worst measured one's figures."""

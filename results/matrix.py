@@ -66,6 +66,7 @@ def main(argv=None, stream=None):
     return exit_request.code
   try:
     versions = venvs.parse_versions(args.tf_versions)
+    test_envs = {v: venvs.test_environment(v) for v in versions}
     suite.check_run_options(args)
     configs = suite.load_configs(args.suite, benchmark_flags, args.repeat)
   except UsageError as error:
@@ -79,7 +80,8 @@ def main(argv=None, stream=None):
       problems.append('%s: venv not built' % version)
       continue
     plan = runner.plan_runs(configs, args.repeat,
-                            version_label(version, args.label), python)
+                            version_label(version, args.label), python,
+                            test_envs[version])
     print('== TensorFlow %s: %d run(s) with %s' % (
         venvs.resolved_version(version), len(plan), python), file=stream,
           flush=True)

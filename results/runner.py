@@ -1,7 +1,10 @@
 """Run benchmark processes one after another, one progress line per run.
 
 Each run is a fresh process (`python tf_cnn_benchmarks.py FLAGS
---result_dir=DIR [--label=L]`), so repeats are independent observations.
+--result_dir=DIR [--label=L]`, or for a cluster configuration `python
+tf_cnn_benchmarks.py launch LAUNCH_ARGS -- FLAGS ...`: every task of the
+local cluster writes its record there), so repeats are independent
+observations.
 Its output goes to a log file under DIR/logs/; what the run measured is read
 back from the record it wrote to DIR. A run fails when the process exits
 non-zero, times out, writes no record, or writes a record whose status is not
@@ -35,6 +38,11 @@ class PlannedRun:
   # The interpreter to run it with (a TensorFlow version's venv); None: the
   # one the caller passes.
   python: object = None
+  # Arguments of `tf_cnn_benchmarks launch` (['--ps=1', '--workers=2']):
+  # the run is a local cluster; empty: a single process.
+  launch_args: list = dataclasses.field(default_factory=list)
+  # Variables added to the run's environment (venvs.test_environment).
+  env: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -50,20 +58,24 @@ class RunOutcome:
 
 
 def plan_runs(configs, repeat_override=None, label_override=None,
-              python=None):
+              python=None, env=None, first_repeat=1):
   """Expands configurations into runs, in rounds: repeat 1 of every
   configuration, then repeat 2 of every one, and so on.
 
   A machine that slowly gets busier or cooler then colours every
   configuration alike instead of whichever one happened to run last.
+  first_repeat > 1 plans more repeats after ones already made (numbered on
+  from there).
   """
   per_config = []
   for config in configs:
     count = repeat_override or config.repeat
     label = config.label if label_override is None else label_override
+    last = first_repeat + count - 1
     per_config.append([PlannedRun(config.name, config.flag_args, label, index,
-                                  count, python)
-                       for index in range(1, count + 1)])
+                                  last, python, list(config.launch_args),
+                                  dict(env or {}))
+                       for index in range(first_repeat, last + 1)])
   return interleave(per_config)
 
 
@@ -78,7 +90,10 @@ def interleave(plans):
 
 
 def build_command(run, python, benchmark_script, result_dir):
-  command = [run.python or python, benchmark_script] + list(run.flag_args)
+  command = [run.python or python, benchmark_script]
+  if run.launch_args:
+    command += ['launch'] + list(run.launch_args) + ['--']
+  command += list(run.flag_args)
   command.append('--result_dir=%s' % result_dir)
   if run.label:
     command.append('--label=%s' % run.label)
@@ -145,6 +160,7 @@ def execute(run, python, benchmark_script, result_dir, timeout=None, env=None):
   before = set(store.find_record_files(result_dir))
   command = build_command(run, python, benchmark_script, result_dir)
   env = dict(os.environ if env is None else env, PYTHONUNBUFFERED='1')
+  env.update(run.env)
   try:
     exit_code, seconds = _run_process(command, log_path, timeout, env)
   except OSError as error:   # e.g. the interpreter does not exist

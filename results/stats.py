@@ -161,6 +161,16 @@ def mann_whitney(baseline, candidate, alpha=DEFAULT_ALPHA):
   return shift, low, high, p_value, smallest_p, method
 
 
+def fewest_runs(alpha=DEFAULT_ALPHA):
+  """The fewest runs a side (n against n) with which the test can reach
+  p < alpha at all: the smallest two-sided exact p is 2 / C(2n, n), so 4 at
+  alpha = 0.05 (3 against 3 can never do better than 0.1)."""
+  n = 1
+  while 2.0 / math.comb(2 * n, n) >= alpha:
+    n += 1
+  return n
+
+
 def _to_pct(log_ratio):
   if math.isinf(log_ratio):
     return math.nan

@@ -38,13 +38,16 @@ def split_benchmark_flags(argv):
   return argv, []
 
 
-def add_run_options(parser):
-  """Options shared with the matrix command."""
+def add_run_options(parser, label=True):
+  """Options shared with the matrix and bisect commands (bisect labels runs
+  by version itself: label=False)."""
   parser.add_argument('--result_dir', default=DEFAULT_RESULT_DIR,
                       help='where runs write their records (default %(default)s)')
   parser.add_argument('--repeat', type=int,
                       help='runs per configuration (overrides the file)')
-  parser.add_argument('--label', help='--label for every run (overrides the file)')
+  if label:
+    parser.add_argument('--label',
+                        help='--label for every run (overrides the file)')
   parser.add_argument('--timeout', type=float,
                       help='stop a run after this many seconds')
   parser.add_argument('--dry_run', action='store_true',

@@ -13,6 +13,12 @@
   model = "trivial"
   batch_size = 64
   repeat = 5                 # optional per-configuration repeat
+  [[config]]
+  name = "trivial-ps-cluster"
+  model = "trivial"
+  variable_update = "parameter_server"
+  launch = {ps = 1, workers = 2}   # a local cluster: `tf_cnn_benchmarks
+                                   # launch --ps=1 --workers=2 -- FLAGS`
 
 Flag values: strings, numbers, booleans (passed as true/false) or lists
 (joined with commas). `result_dir` is set by the suite command, never here.
@@ -29,7 +35,7 @@ except ImportError:   # Python < 3.11: the same parser, packaged as tomli
 from results.errors import UsageError
 
 TOP_LEVEL_KEYS = {'repeat', 'label', 'defaults', 'config'}
-CONFIG_META_KEYS = {'name', 'repeat', 'label'}
+CONFIG_META_KEYS = {'name', 'repeat', 'label', 'launch'}
 RESERVED_FLAGS = {'result_dir'}
 
 
@@ -40,6 +46,9 @@ class SuiteConfig:
   flag_args: list        # ['--model=trivial', ...]
   repeat: int
   label: str = ''
+  # `tf_cnn_benchmarks launch` arguments (['--ps=1', '--workers=2']) when
+  # the configuration runs as a local cluster; empty for one process.
+  launch_args: list = dataclasses.field(default_factory=list)
 
 
 def format_flag(name, value):
@@ -113,13 +122,26 @@ def parse_suite(text, source='suite file'):
     where = '[[config]] number %d' % index
     flags = {k: v for k, v in table.items() if k not in CONFIG_META_KEYS}
     own_args = _flags_of(source, where, flags)
+    launch_args = _launch_args_of(source, where, table.get('launch'))
     name = str(table.get('name') or ' '.join(
-        arg[2:] for arg in own_args) or 'config%d' % index)
+        arg[2:] for arg in launch_args + own_args) or 'config%d' % index)
     configs.append(SuiteConfig(
         name=name, flag_args=default_args + own_args,
         repeat=_check_repeat(source, where, table.get('repeat', repeat)),
-        label=str(table.get('label', label))))
+        label=str(table.get('label', label)), launch_args=launch_args))
   return configs
+
+
+def _launch_args_of(source, where, launch):
+  """`launch = {ps = 1, workers = 2}` -> ['--ps=1', '--workers=2']."""
+  if launch is None:
+    return []
+  if not isinstance(launch, dict) or not launch:
+    raise UsageError(
+        '%s: %s has launch = %r; it must be a table of `tf_cnn_benchmarks '
+        'launch` options, e.g. launch = {ps = 1, workers = 2}.'
+        % (source, where, launch))
+  return _flags_of(source, where + "'s launch", launch)
 
 
 def load_suite(path):

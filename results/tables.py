@@ -31,6 +31,14 @@ def _p_value(result):
   return '%.2g' % result.p_value
 
 
+def change_summary(row):
+  """'-33.1% [-35.0%, -31.2%], p 0.029' for one ConfigComparison: the
+  Hodges-Lehmann change, its interval and the p-value."""
+  return '%s %s, p %s' % (_signed_pct(row.result.change_pct if row.result
+                                      else None),
+                          _interval(row.result), _p_value(row.result))
+
+
 def method_sentence(comparison):
   confidence = 100 * (1 - comparison.alpha)
   return (

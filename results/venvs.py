@@ -11,12 +11,22 @@ A file lock stops two matrix commands from building the same venv at once.
 
 The version `current`, or the version installed in this interpreter, needs no
 venv: the running interpreter is used.
+
+Test-only: the environment variable TEST_ENV_VAR gives the runs of chosen
+versions extra environment variables, as if that version's venv set them
+(tests/results/test_bisect_real.py slows one version on purpose with the
+injected slowdown to give `bisect` a known answer). Only variables named
+TF_CNN_BENCHMARKS_TEST_* may be set this way, so it can change nothing but
+test switches, and those are recorded in the run record (`injected_slowdown`).
+It never touches a cached venv: a later real run in the same venv is not
+slowed.
 """
 
 import configparser
 import contextlib
 import fcntl
 import importlib.metadata
+import json
 import os
 import platform
 import shutil
@@ -34,6 +44,10 @@ DEFAULT_VENV_ROOT = os.path.join(os.path.expanduser('~'), '.cache',
                                  'tf_cnn_benchmarks', 'venvs')
 READY_MARKER = '.tf_cnn_benchmarks_ready'
 CURRENT = 'current'
+# Test-only: '{"2.20.0": {"TF_CNN_BENCHMARKS_TEST_SLOWDOWN": "0.5"}}' (JSON)
+# gives every run under TensorFlow 2.20.0 that variable.
+TEST_ENV_VAR = 'TF_CNN_BENCHMARKS_TEST_VERSION_ENV'
+TEST_VARIABLE_PREFIX = 'TF_CNN_BENCHMARKS_TEST_'
 # Distributions that provide the `tensorflow` module.
 TENSORFLOW_DISTRIBUTIONS = ('tensorflow', 'tensorflow-cpu', 'tensorflow-intel',
                             'tensorflow-macos', 'tf-nightly', 'tf-nightly-cpu')
@@ -117,11 +131,53 @@ def runtime_requirements(setup_cfg=None):
                          if needed not in named]
 
 
-def tensorflow_requirement(version):
-  # tensorflow-cpu wheels exist for x86-64 only; elsewhere the full package.
+def tensorflow_distribution():
+  """The distribution the venvs install TensorFlow from (and whose releases
+  `bisect` lists): tensorflow-cpu wheels exist for x86-64 only; elsewhere
+  the full package."""
   machine = platform.machine().lower()
-  package = 'tensorflow-cpu' if machine in ('x86_64', 'amd64') else 'tensorflow'
-  return '%s==%s' % (package, version)
+  return 'tensorflow-cpu' if machine in ('x86_64', 'amd64') else 'tensorflow'
+
+
+def tensorflow_requirement(version):
+  return '%s==%s' % (tensorflow_distribution(), version)
+
+
+def _test_env_error(text, why):
+  return UsageError(
+      'the test-only environment variable %s=%r %s. It maps TensorFlow '
+      'versions to variables their runs get, as JSON: \'{"2.20.0": '
+      '{"%sSLOWDOWN": "0.5"}}\'. Unset it for real measurements.'
+      % (TEST_ENV_VAR, text, why, TEST_VARIABLE_PREFIX))
+
+
+def test_environment(version, environ=None):
+  """The extra variables the runs of `version` get (test-only; see the
+  module docstring), {} normally. Raises UsageError for a malformed value."""
+  environ = os.environ if environ is None else environ
+  text = environ.get(TEST_ENV_VAR, '').strip()
+  if not text:
+    return {}
+  try:
+    by_version = json.loads(text)
+  except ValueError:
+    raise _test_env_error(text, 'is not JSON') from None
+  if not isinstance(by_version, dict) or not all(
+      isinstance(v, dict) for v in by_version.values()):
+    raise _test_env_error(text, 'is not an object of objects')
+  for variables in by_version.values():
+    for name, value in variables.items():
+      if not name.startswith(TEST_VARIABLE_PREFIX) or not isinstance(
+          value, str):
+        raise _test_env_error(
+            text, 'sets %r; only %s* variables, with string values, may be '
+            'set' % (name, TEST_VARIABLE_PREFIX))
+  wanted = resolved_version(version)
+  for key, variables in by_version.items():
+    if key == wanted or (_is_version(key) and _is_version(wanted)
+                         and Version(key) == Version(wanted)):
+      return dict(variables)
+  return {}
 
 
 def install_commands(version, venv_dir, base_python=None):

@@ -10,6 +10,7 @@ command instead (each is a module with a ``main(argv) -> exit code``):
   tf_cnn_benchmarks history ...         results/history/command.py (steps over time)
   tf_cnn_benchmarks suite ...           results/suite.py (repeats, suites)
   tf_cnn_benchmarks matrix ...          results/matrix.py (several TF versions)
+  tf_cnn_benchmarks bisect ...          results/bisect/command.py (which TF release)
   tf_cnn_benchmarks launch ...          tf_cnn_benchmarks/cluster/launcher.py
   tf_cnn_benchmarks k8s ...             tf_cnn_benchmarks/cluster/k8s_manifests.py
 """
@@ -25,6 +26,7 @@ TOOL_COMMANDS = {
     'history': 'results.history.command',
     'suite': 'results.suite',
     'matrix': 'results.matrix',
+    'bisect': 'results.bisect.command',
     'launch': 'tf_cnn_benchmarks.cluster.launcher',
     'k8s': 'tf_cnn_benchmarks.cluster.k8s_manifests',
 }

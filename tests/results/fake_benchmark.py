@@ -5,10 +5,17 @@ record and exits 1, `norecord` exits 0 without a record, `sleep` sleeps
 (timeouts); any other model writes an ok record whose images/sec is
 --batch_size / 0.01 and prints the original's `total images/sec:` line.
 It also echoes its interpreter so tests can see which Python ran it.
+--jitter F spreads each run's step time by up to +-F at random (repeats then
+differ, as real ones do); TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE=PATH fails
+the run when PATH does not exist yet (creating it: one failure, then
+successes); the test-only injected slowdown's variable
+(tf_cnn_benchmarks/injected_slowdown.py) lengthens every step by its
+fraction and is recorded, as in a real run.
 """
 
 import argparse
 import os
+import random
 import sys
 import time
 
@@ -16,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
 from tests.results.record_factory import make_record, write_record  # noqa: E402
+from tf_cnn_benchmarks import injected_slowdown  # noqa: E402
 
 
 def main():
@@ -26,8 +34,14 @@ def main():
   parser.add_argument('--result_dir', required=True)
   parser.add_argument('--label', default='')
   parser.add_argument('--tf_version', default='2.21.0')
+  parser.add_argument('--jitter', type=float, default=0.0)
   args, _ = parser.parse_known_args()
   print('interpreter: %s' % sys.executable)
+  fail_once = os.environ.get('TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE')
+  if fail_once and not os.path.exists(fail_once):
+    open(fail_once, 'w').close()
+    print('Run failed: simulated one-off crash', file=sys.stderr)
+    return 3
   if args.model == 'fail':
     print('Run failed: simulated crash', file=sys.stderr)
     return 3
@@ -37,16 +51,20 @@ def main():
     time.sleep(60)
     return 0
   status = 'failed' if args.model == 'failed_record' else 'ok'
+  slowdown = injected_slowdown.from_environment() or 0.0
+  step_time = (0.01 * (1 + random.uniform(-args.jitter, args.jitter))
+               * (1 + slowdown))
   record = make_record(model=args.model, label=args.label,
                        tf_version=args.tf_version, status=status,
                        batch_size_per_device=args.batch_size,
-                       step_times=[0.01] * args.num_batches,
+                       step_times=[step_time] * args.num_batches,
                        num_batches=args.num_batches)
   record['environment']['executable'] = sys.executable
+  record['injected_slowdown'] = slowdown or None
   write_record(args.result_dir, record)
   if status != 'ok':
     return 1
-  print('total images/sec: %.2f' % (args.batch_size / 0.01))
+  print('total images/sec: %.2f' % (args.batch_size / step_time))
   return 0
 
 

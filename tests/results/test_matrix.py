@@ -2,13 +2,16 @@
 
 import io
 import os
+import re
 import sys
 
+import pandas as pd
 import pytest
 
 from results import matrix
 from results import store
 from results import venvs
+from results.errors import UsageError
 from tests.results.test_suite import FAKE_BENCHMARK
 
 INSTALLED = venvs.installed_tf_version()
@@ -141,19 +144,41 @@ def test_bad_versions(tmp_path, capsys, versions, message):
   assert message in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_real_venv_for_tf_2_20_runs_the_trivial_model(tmp_path):
-  """Builds (or reuses) the real cached venv; needs PyPI and the benchmark."""
-  version = '2.20.0'
-  code, out = _matrix(['--tf_versions', version, '--result_dir', tmp_path,
-                       '--timeout', '600', '--', '--model=trivial',
-                       '--num_batches=5', '--num_warmup_batches=1',
-                       '--device=cpu'])
+# The oldest TensorFlow the harness supports (setup.cfg's extras say
+# tensorflow-cpu>=2.12), at its latest patch release. Its wheels stop at
+# Python 3.11.
+OLDEST_SUPPORTED = '2.12.1'
+
+
+def test_oldest_supported_matches_setup_cfg():
+  import configparser  # pylint: disable=g-import-not-at-top
+  parser = configparser.ConfigParser()
+  parser.read(os.path.join(venvs.REPO_ROOT, 'setup.cfg'))
+  floors = re.findall(r'tensorflow[-\w\[\]]*>=([\d.]+)',
+                      parser.get('options.extras_require', 'cpu'))
+  assert floors and all(OLDEST_SUPPORTED.startswith(f + '.') for f in floors)
+
+
+@pytest.mark.slow   # a venv build when not cached (~2 min), then 2 runs
+@pytest.mark.skipif(sys.version_info >= (3, 12),
+                    reason='TensorFlow 2.12 has no wheels past Python 3.11')
+def test_oldest_and_newest_supported_tensorflow_run_the_trivial_model(
+    tmp_path):
+  """The CI guard of the version table in README: the harness runs on the
+  oldest supported release (a real venv from the package index, cached in
+  the default place, built with pip's configuration) and on the newest
+  (this interpreter's)."""
+  code, out = _matrix(['--tf_versions', '%s,current' % OLDEST_SUPPORTED,
+                       '--result_dir', tmp_path, '--timeout', '600', '--',
+                       '--model=trivial', '--num_batches=5',
+                       '--num_warmup_batches=1', '--device=cpu'])
   assert code == 0, out
-  frame = store.load_runs([tmp_path])
-  assert list(frame['environment.tf_version']) == [version]
-  assert list(frame['label']) == ['tf-' + version]
-  assert frame['summary.images_per_sec'].iloc[0] > 0
+  frame = store.load_runs([tmp_path]).sort_values('label')
+  assert sorted(frame['environment.tf_version']) == sorted(
+      [OLDEST_SUPPORTED, INSTALLED])
+  assert sorted(frame['label']) == sorted(['tf-' + OLDEST_SUPPORTED,
+                                           'tf-%s' % INSTALLED])
+  assert (frame['summary.images_per_sec'] > 0).all()
 
 
 def test_release_candidates_are_versions():
@@ -178,3 +203,44 @@ def test_runtime_requirements_leave_tensorflow_to_the_version_pin(tmp_path):
   assert venvs.runtime_requirements(str(setup_cfg)) == [
       'numpy-financial', 'Absl_Py>=1.0', 'pandas[performance]>=2',
       'tomli; python_version < "3.11"', 'numpy']
+
+
+def test_test_environment_reaches_only_the_named_versions_runs(tmp_path,
+                                                               monkeypatch):
+  """Test-only: a version's runs get its variables (here the injected
+  slowdown, which their records then carry); the other version's do not,
+  and the cached venv itself is left as it was."""
+  _fake_venv(tmp_path / 'venvs', '9.9.0')
+  monkeypatch.setenv(venvs.TEST_ENV_VAR,
+                     '{"9.9.0": {"TF_CNN_BENCHMARKS_TEST_SLOWDOWN": "0.5"}}')
+  code, out = _matrix(['--tf_versions', 'current,9.9.0', '--result_dir',
+                       tmp_path / 'runs', '--venv_dir', tmp_path / 'venvs',
+                       '--benchmark_script', FAKE_BENCHMARK, '--',
+                       '--model=trivial'])
+  assert code == 0, out
+  frame = store.load_runs([tmp_path / 'runs'])
+  slowed = dict(zip(frame['label'], frame['injected_slowdown']))
+  assert slowed['tf-9.9.0'] == 0.5
+  assert pd.isna(slowed['tf-%s' % INSTALLED])   # a real run
+  assert sorted(os.listdir(tmp_path / 'venvs' / 'tf-9.9.0')) == sorted([
+      'bin', venvs.READY_MARKER])
+
+
+@pytest.mark.parametrize('value, message', [
+    ('2.20.0=0.5', 'is not JSON'),
+    ('["2.20.0"]', 'not an object of objects'),
+    ('{"2.20.0": {"LD_PRELOAD": "x.so"}}', "sets 'LD_PRELOAD'"),
+    ('{"2.20.0": {"TF_CNN_BENCHMARKS_TEST_SLOWDOWN": 0.5}}', 'string values'),
+])
+def test_test_environment_refuses_anything_but_test_switches(value, message):
+  with pytest.raises(UsageError, match=message):
+    venvs.test_environment('2.20.0', {venvs.TEST_ENV_VAR: value})
+
+
+def test_test_environment_matches_versions_as_versions():
+  environ = {venvs.TEST_ENV_VAR:
+             '{"2.21.0-rc1": {"TF_CNN_BENCHMARKS_TEST_SLOWDOWN": "0.1"}}'}
+  assert venvs.test_environment('2.21.0rc1', environ) == {
+      'TF_CNN_BENCHMARKS_TEST_SLOWDOWN': '0.1'}
+  assert venvs.test_environment('2.21.0', environ) == {}
+  assert venvs.test_environment('2.21.0', {}) == {}

@@ -158,3 +158,12 @@ def test_all_values_tied_gives_no_evidence():
   assert method == 'normal'
   assert p_value == smallest_p == 1.0
   assert low == high == 0.0
+
+
+@pytest.mark.parametrize('alpha', [0.05, 0.01, 0.2])
+def test_fewest_runs_is_the_first_count_that_can_reach_alpha(alpha):
+  n = stats.fewest_runs(alpha)
+  def best_p(count):   # fully separated groups: the smallest p there is
+    return stats.compare_throughput(range(1, count + 1),
+                                    range(count + 1, 2 * count + 1)).p_value
+  assert best_p(n) < alpha <= best_p(n - 1)

@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from results import runner
 from results import store
 from results import suite
 from results import suite_file
@@ -127,6 +128,39 @@ def test_dry_run_prints_commands(tmp_path, capsys):
   assert commands[0].endswith('--model=trivial --result_dir=%s --label=L'
                               % tmp_path)
   assert not os.listdir(tmp_path)
+
+
+def test_a_launch_table_runs_the_configuration_as_a_local_cluster(tmp_path):
+  configs = suite_file.parse_suite('\n'.join([
+      '[defaults]', 'num_batches = 5',
+      '[[config]]', 'model = "trivial"', 'launch = {ps = 1, workers = 2}',
+      '[[config]]', 'model = "lenet"']))
+  assert configs[0].launch_args == ['--ps=1', '--workers=2']
+  assert configs[0].name == 'ps=1 workers=2 model=trivial'
+  assert configs[1].launch_args == []
+  runs = runner.plan_runs(configs, 1, 'L', '/venv/python')
+  assert runner.build_command(runs[0], 'py', 'tf_cnn_benchmarks.py', 'D') == [
+      '/venv/python', 'tf_cnn_benchmarks.py', 'launch', '--ps=1',
+      '--workers=2', '--', '--num_batches=5', '--model=trivial',
+      '--result_dir=D', '--label=L']
+  assert runner.build_command(runs[1], 'py', 'tf_cnn_benchmarks.py', 'D') == [
+      '/venv/python', 'tf_cnn_benchmarks.py', '--num_batches=5',
+      '--model=lenet', '--result_dir=D', '--label=L']
+  with pytest.raises(UsageError, match='table of `tf_cnn_benchmarks launch`'):
+    suite_file.parse_suite('[[config]]\nmodel = "x"\nlaunch = "--ps 1"')
+
+
+def test_quick_suite_covers_what_the_version_table_needs():
+  """README's version table: trivial, replicated resnet20, a local cluster."""
+  configs = suite_file.load_suite(os.path.join(
+      os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+      'examples', 'cpu_quick_suite.toml'))
+  flags = [' '.join(c.flag_args) for c in configs]
+  assert any('--model=trivial' in f and not c.launch_args
+             for f, c in zip(flags, configs))
+  assert any('--model=resnet20' in f and '--variable_update=replicated' in f
+             and '--num_gpus=2' in f for f in flags)
+  assert any(c.launch_args for c in configs)
 
 
 @pytest.mark.parametrize('argv, message', [
