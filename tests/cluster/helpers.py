@@ -33,6 +33,7 @@ def tiny_flags(result_dir, **overrides):
   The learning rate is tiny because synthetic images are pixel-valued and
   the trivial model diverges on them at its default rate; the losses still
   move by ~0.1 per step, plenty to tell a right update from a wrong one.
+  An override of None leaves the flag out (its default).
   """
   settings = dict(
       model='trivial', data_name='cifar10', device='cpu', batch_size=2,
@@ -40,7 +41,7 @@ def tiny_flags(result_dir, **overrides):
       optimizer='momentum', init_learning_rate=1e-9, result_dir=result_dir,
       startup_timeout=60, stall_timeout=60)
   settings.update(overrides)
-  return ['--%s=%s' % kv for kv in settings.items()]
+  return ['--%s=%s' % kv for kv in settings.items() if kv[1] is not None]
 
 
 def child_env(extra=None):

@@ -143,6 +143,75 @@ def test_collective_worker_stopped_is_named_by_every_worker(tmp_path):
   helpers.assert_no_orphans(run.pids)
 
 
+# A tf2 cluster: MultiWorkerMirroredStrategy over 2 workers, no ps.
+_TF2 = dict(engine='tf2', variable_update='collective_all_reduce', ps=0)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize('victim', ['worker0', 'worker1'])
+def test_tf2_worker_killed_is_named_by_the_other(tmp_path, victim):
+  """--engine=tf2: a worker SIGKILLed mid-run; the other's all-reduce
+  fails (or its probes find the port closed first) and it exits 1 within
+  seconds naming the victim, also when the victim is worker0, which hosts
+  the coordination service and the board."""
+  survivor = 'worker1' if victim == 'worker0' else 'worker0'
+  code, output, pids, took = run_and_kill(
+      tmp_path, victim, after=('worker1', 50), **_TF2)
+  assert code == exit_codes.RUN_FAILED, output
+  assert took < 20, output
+  assert 'First failure: %s was killed by SIGKILL' % victim in output
+  helpers.assert_ended_by_themselves(output)
+  assert 'Root cause: %s (PeerGone)' % victim in helpers.task_lines(
+      output, survivor), output
+  assert failure_lines(output, survivor)[0].startswith(
+      'Run failed: %s is gone' % victim), output
+  recs = helpers.records(str(tmp_path))
+  assert set(recs) == {survivor}
+  assert recs[survivor]['status'] == 'failed'
+  assert recs[survivor]['failure']['task'] == victim
+  assert recs[survivor]['failure']['type'] == 'PeerGone'
+  helpers.assert_no_orphans(pids)
+
+
+@pytest.mark.timeout(120)
+def test_tf2_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
+  """--engine=tf2: worker1 blocks before its step 8 (test fault) while its
+  coordination agent keeps sending heartbeats, so only the board tells:
+  a stall report from both workers, then exit 3 naming worker1, within
+  --stall_timeout + --stall_shutdown_timeout and a margin."""
+  started = time.monotonic()
+  process, log = helpers.launch_in_background(
+      tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step8'},
+      display_every=1, stall_timeout=4, stall_shutdown_timeout=3, **_TF2)
+  try:
+    code = process.wait(timeout=90)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert time.monotonic() - started < 75
+  assert code == exit_codes.STALLED, output
+  helpers.assert_ended_by_themselves(output)
+  for label in ('worker0', 'worker1'):
+    lines = helpers.task_lines(output, label)
+    assert any(l.startswith('Stall report from %s: no step completed in the '
+                            'cluster for' % label) for l in lines), output
+    assert ('  steps: worker0 in step 8, worker1 done with step 7, not in '
+            'a step') in lines, output
+    assert 'Root cause: worker1 (Stalled)' in lines, output
+  assert any(l.startswith('  this task: step 8: in the all-reduce, which '
+                          'needs every worker (missing: worker1)')
+             for l in helpers.task_lines(output, 'worker0')), output
+  assert any(l.startswith('  this task: held before step 8') for l in
+             helpers.task_lines(output, 'worker1')), output
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert recs[label]['status'] == 'stalled'
+    assert recs[label]['failure']['task'] == 'worker1'
+  assert re.search(r'First failure: worker1: no step completed in the '
+                   r'cluster for \d+ s; worker1 is stuck', output), output
+  helpers.assert_no_orphans(helpers.task_pids(output))
+
+
 def _hold_port_after_kill(pid, port, seconds):
   """SIGKILLs ``pid``, then keeps its port accepting connections for
   ``seconds`` once it is free: as a dying process's port does for a moment

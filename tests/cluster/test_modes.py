@@ -200,3 +200,35 @@ def test_distributed_replicated_relaxed_pushes_the_previous_steps_mean(
   assert not np.allclose(relaxed, strong, rtol=1e-5)
   np.testing.assert_allclose(relaxed[1:], strong[:-1], rtol=1e-5)
   _assert_same_math(helpers.records(str(tmp_path)), 2, relaxed)
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize('mode', ['collective_all_reduce',
+                                  'distributed_all_reduce'])
+def test_tf2_multi_worker_mirrored_equals_two_local_towers(tmp_path, mode):
+  """--engine=tf2: MultiWorkerMirroredStrategy over 2 workers trains what
+  the graph engine trains with 2 towers in one process (--num_gpus=2
+  replicated): each worker reports its replica's loss, and their mean is
+  the graph engine's loss, step by step. lenet at its default learning
+  rate: the losses fall by ~1 a step, so a gradient not averaged across
+  workers, or a worker on the other's batch, is far outside the
+  tolerance. distributed_all_reduce starts no controller under tf2."""
+  overrides = dict(model='lenet', data_name='imagenet',
+                   init_learning_rate=None)
+  code, output = helpers.launch(
+      ['--workers', '2'],
+      helpers.tiny_flags(tmp_path, engine='tf2', variable_update=mode,
+                         **overrides))
+  _assert_clean_finish(code, output, ['worker0', 'worker1'], str(tmp_path))
+  assert '[controller' not in output
+  chief = helpers.task_lines(output, 'worker0')
+  assert ('Variables:   %s (tf2 engine: tf.function, '
+          'MultiWorkerMirroredStrategy)' % mode) in chief, output
+  assert helpers.chief_global_steps(chief) == helpers.NUM_BATCHES
+  recs = helpers.records(str(tmp_path))
+  for rec in recs.values():
+    assert rec['config']['engine'] == 'tf2'
+    assert rec['config']['num_workers'] == 2
+  reference = helpers.local_losses(num_gpus=2, **overrides)
+  assert reference[0] - reference[-1] > 0.5, reference
+  _assert_same_math(recs, 2, reference)

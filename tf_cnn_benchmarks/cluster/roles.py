@@ -17,6 +17,7 @@ import json
 import os
 from typing import Dict, List, Optional, Tuple
 
+from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks import tf_config
 from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.usage_errors import UsageError
@@ -41,6 +42,8 @@ class ClusterRole:
   target: str = ''
   # --sync_updates: how a synchronous ps-mode cluster updates.
   sync_updates: str = 'mean'
+  # --engine: which runtime trains (the tf2 engine has no controller).
+  engine: str = flag_specs.GRAPH_ENGINE
 
   @property
   def num_workers(self):
@@ -71,7 +74,7 @@ class ClusterRole:
   @property
   def in_graph(self):
     """One graph over every worker, run by the controller?"""
-    return self.mode.needs_controller
+    return has_controller(self.mode, self.engine)
 
   @property
   def lockstep(self):
@@ -166,6 +169,14 @@ class ClusterRole:
 
   def tf_cluster_def(self):
     return {job: list(hosts) for job, hosts in self.jobs.items() if hosts}
+
+
+def has_controller(mode, engine):
+  """Does a cluster of ``mode`` (modes.Mode) run by ``engine`` have a
+  controller task? Only the graph engine's in-graph modes: with --engine=
+  tf2 every worker runs its own copy of the step (MultiWorkerMirrored-
+  Strategy has no controller)."""
+  return mode.needs_controller and engine == flag_specs.GRAPH_ENGINE
 
 
 def parse_host_list(text, flag):
@@ -336,17 +347,19 @@ def resolve_role(params):
     raise UsageError(
         '--variable_update=%s uses no parameter servers; drop '
         '--ps_hosts (or "ps" from --cluster_spec).' % mode.name)
-  if mode.needs_controller and not jobs[CONTROLLER]:
+  controller = has_controller(mode, params.engine)
+  if controller and not jobs[CONTROLLER]:
     raise UsageError(
         '--variable_update=%s runs one graph driven by a controller '
         'task: give --controller_host (and start it with '
         '--job_name=controller).' % mode.name)
-  if not mode.needs_controller and (jobs[CONTROLLER] or
-                                    job_name == CONTROLLER):
+  if not controller and (jobs[CONTROLLER] or job_name == CONTROLLER):
     raise UsageError(
-        'A controller task only exists in --variable_update=%s (this run '
-        'is %s); drop --controller_host / --job_name=controller.' % (
-            ', '.join(modes.names(needs_controller=True)), mode.name))
+        'A controller task only exists in --variable_update=%s with the '
+        'graph engine (this run is %s, --engine=%s: every worker runs its '
+        'own step); drop --controller_host / --job_name=controller.' % (
+            ', '.join(modes.names(needs_controller=True)), mode.name,
+            params.engine))
   hosts = jobs[job_name]
   if not 0 <= task_index < len(hosts):
     raise UsageError(
@@ -365,6 +378,7 @@ def resolve_role(params):
                      variable_update=mode.name,
                      cross_replica_sync=params.cross_replica_sync,
                      sync_updates=params.sync_updates,
+                     engine=params.engine,
                      step_deadline_seconds=deadlines.step_deadline_seconds(
                          params))
 

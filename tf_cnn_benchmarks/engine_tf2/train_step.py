@@ -81,11 +81,18 @@ class Trainer:
   def _step_fn(self, iterator):
     images, labels = next(iterator)
     losses = self._strategy.run(self._replica, args=(images, labels))
-    return self._strategy.reduce(tf.distribute.ReduceOp.MEAN, losses,
-                                 axis=None)
+    # This process's replicas' mean, as the graph engine reports its
+    # towers' (reduce_mean of their stack); across workers no reduction:
+    # each worker reports its own, as a graph engine's cluster task does.
+    return tf.reduce_mean(tf.stack(
+        self._strategy.experimental_local_results(losses)))
 
   def step(self):
     return float(self._step(self._iterator))
+
+  def global_step(self):
+    """The optimizer's step count now (this process's copy)."""
+    return int(self.optimizer.global_step.numpy())
 
   def gflops_per_image(self):
     """FLOPs of one step per image, counted on the traced step's graph
@@ -104,16 +111,17 @@ class Trainer:
 
 class StepRunner:
   """batch_group.StepRunner's interface (what step_loop.StepLoop runs)
-  over the tf2 step, each step watched like a session.run step."""
+  over the tf2 step, each step run by the runtime as it runs a
+  session.run step (run_function_step: watched, and in a cluster
+  counted on its board)."""
 
-  def __init__(self, trainer, watch):
+  def __init__(self, trainer, runtime):
     self._trainer = trainer
-    self._watch = watch
+    self._runtime = runtime
 
   def step(self, extra=None):
     assert not extra, 'the tf2 engine fetches the loss only'
-    with self._watch.doing(None, step=True):
-      start = time.perf_counter()
-      loss = self._trainer.step()
-      return batch_group.StepResult(time.perf_counter() - start,
-                                    {'loss': loss})
+    start = time.perf_counter()
+    loss = self._runtime.run_function_step(self._trainer.step)
+    return batch_group.StepResult(time.perf_counter() - start,
+                                  {'loss': loss})
