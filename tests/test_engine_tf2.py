@@ -39,6 +39,11 @@ def parse(*args):
      'worker'),
     (['--job_name=worker', '--worker_hosts=a:1,b:2', '--xla_compile',
       '--variable_update=collective_all_reduce'], 'a single process only'),
+    (['--job_name=worker', '--worker_hosts=a:1,b:2', '--ps_hosts=c:3',
+      '--variable_update=parameter_server'], 'Synchronous ps training'),
+    (['--job_name=worker', '--worker_hosts=a:1,b:2', '--ps_hosts=c:3',
+      '--variable_update=parameter_server', '--sync_updates=barrier'],
+     'Synchronous ps training'),
 ])
 def test_tf2_refuses_what_has_no_tf2_equivalent_naming_the_graph_engine(
     args, phrase):
@@ -69,6 +74,28 @@ def test_tf2_cluster_tasks_of_the_all_reduce_modes_have_no_controller():
     roles.resolve_role(parse(
         '--variable_update=distributed_all_reduce', '--job_name=worker',
         '--worker_hosts=a:1,b:2'))
+
+
+def test_tf2_parameter_server_is_coordinated_by_the_controller():
+  """ParameterServerStrategy: the controller task is its coordinator (the
+  one that trains, TensorFlow's "chief"); workers and ps tasks serve."""
+  from tf_cnn_benchmarks.cluster import roles  # pylint: disable=g-import-not-at-top
+  cluster = ('--engine=tf2', '--variable_update=parameter_server',
+             '--cross_replica_sync=False', '--worker_hosts=a:1,b:2',
+             '--ps_hosts=c:3', '--controller_host=d:4')
+  controller = roles.resolve_role(parse(*cluster, '--job_name=controller'))
+  assert controller.trains and controller.is_chief
+  assert controller.serving_tasks() == [('ps', 0), ('worker', 0),
+                                        ('worker', 1)]
+  assert controller.tf_cluster_def() == {
+      'ps': ['c:3'], 'worker': ['a:1', 'b:2'], 'chief': ['d:4']}
+  worker = roles.resolve_role(parse(*cluster, '--job_name=worker',
+                                    '--task_index=1'))
+  assert not worker.trains and controller.can_train_without('worker1')
+  assert not controller.can_train_without('ps0')
+  with pytest.raises(flags.UsageError, match="ParameterServerStrategy's "
+                     'coordinator'):
+    roles.resolve_role(parse(*cluster[:-1], '--job_name=worker'))
 
 
 def test_tf2_takes_the_flags_both_engines_share():

@@ -150,6 +150,16 @@ def _validate_tf2_cluster(p, graph_only):
             p.variable_update, graph_only, '; '.join(
                 '%s (%s)' % (m.name, m.tf2_cluster_strategy)
                 for m in modes.MODES.values() if m.tf2_cluster_strategy)))
+  if mode.tf2_cluster_strategy == modes.PARAMETER_SERVER and (
+      p.cross_replica_sync):
+    raise UsageError(
+        '--engine=tf2 runs parameter_server as %s, which trains '
+        'asynchronously: its coordinator runs each step on some worker, '
+        'which applies its own gradient to the ps variables, and no worker '
+        'waits for another. Synchronous ps training (--cross_replica_sync='
+        'True, the default, with --sync_updates=mean or barrier) has no '
+        'tf.distribute equivalent; %s. Pass --cross_replica_sync=False, or '
+        'drop --engine=tf2.' % (mode.tf2_cluster_strategy, graph_only))
   if p.num_gpus > 1:
     raise UsageError(
         '--engine=tf2 runs one replica per cluster worker: %s places a '

@@ -89,6 +89,52 @@ def test_tf2_missing_worker_is_named_and_the_other_exits(tmp_path, absent):
   assert rec['config']['engine'] == 'tf2'
 
 
+@pytest.mark.timeout(120)
+def test_tf2_parameter_server_missing_worker_is_named(tmp_path):
+  """--engine=tf2 parameter_server: worker1 never starts. The coordinator
+  (controller0) waits for every serving task's port for --startup_timeout
+  before ParameterServerStrategy connects (TensorFlow would wait
+  unbounded), then exits 4 naming worker1; the serving tasks, which never
+  heard from the coordinator, give up after --startup_timeout too."""
+  hosts = {job: ['127.0.0.1:%d' % helpers.free_port() for _ in range(n)]
+           for job, n in (('ps', 1), ('worker', 2), ('controller', 1))}
+  common = helpers.tiny_flags(
+      str(tmp_path), engine='tf2', variable_update='parameter_server',
+      cross_replica_sync=False, startup_timeout=6) + [
+          '--%s_hosts=%s' % (job, ','.join(addresses))
+          for job, addresses in hosts.items() if job != 'controller'] + [
+              '--controller_host=' + hosts['controller'][0]]
+  tasks = [('ps0', ['--job_name=ps', '--task_index=0']),
+           ('worker0', ['--job_name=worker', '--task_index=0']),
+           ('controller0', ['--job_name=controller', '--task_index=0'])]
+  logs, procs, codes = {}, [], {}
+  started = time.monotonic()
+  try:
+    for label, own in tasks:
+      logs[label] = str(tmp_path / (label + '.log'))
+      procs.append(helpers.start([helpers.SCRIPT] + common + own,
+                                 log_path=logs[label]))
+    for (label, _), proc in zip(tasks, procs):
+      codes[label] = proc.wait(timeout=90)
+  finally:
+    helpers.kill(procs)
+  took = time.monotonic() - started
+  out = {label: helpers.read(path) for label, path in logs.items()}
+  assert codes == {'ps0': exit_codes.UNREACHABLE,
+                   'worker0': exit_codes.UNREACHABLE,
+                   'controller0': exit_codes.UNREACHABLE}, out
+  # --startup_timeout, plus loading TensorFlow on a loaded machine.
+  assert took < 6 + 30, out
+  assert ('no server answered at worker1 (%s: connection refused) within '
+          '6 s' % hosts['worker'][1]) in out['controller0'], out
+  assert 'Root cause: worker1 (ClusterWaitTimeout)' in out['controller0']
+  rec = helpers.records(str(tmp_path))['controller0']
+  assert rec['status'] == 'unreachable'
+  assert rec['failure']['task'] == 'worker1'
+  for label in ('ps0', 'worker0'):
+    assert 'controller0 never appeared within 6 s' in out[label], out
+
+
 def _run_alone(tmp_path, ps_hosts, timeout):
   """worker0 of a cluster whose ps tasks are at ``ps_hosts``; returns
   (exit code, output, seconds taken)."""

@@ -212,6 +212,97 @@ def test_tf2_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
   helpers.assert_no_orphans(helpers.task_pids(output))
 
 
+# A tf2 ParameterServerStrategy cluster: 1 ps, 2 workers, its coordinator
+# (the controller task).
+_TF2_PS = dict(engine='tf2', variable_update='parameter_server',
+               cross_replica_sync=False, ps=1)
+
+
+@pytest.mark.timeout(120)
+def test_tf2_parameter_server_ps_killed_the_coordinator_names_it(tmp_path):
+  """ParameterServerStrategy cannot train without a ps: the coordinator
+  names ps0 within seconds (exit 1) and tells the workers it is done."""
+  code, output, pids, took = run_and_kill(
+      tmp_path, 'ps0', after=('controller0', 50), **_TF2_PS)
+  assert code == exit_codes.RUN_FAILED, output
+  assert took < 20, output
+  assert 'First failure: ps0 was killed by SIGKILL' in output
+  helpers.assert_ended_by_themselves(output)
+  assert 'Root cause: ps0 (PeerGone)' in helpers.task_lines(
+      output, 'controller0'), output
+  assert failure_lines(output, 'controller0')[0].startswith(
+      'Run failed: ps0 is gone'), output
+  for worker in ('worker0', 'worker1'):
+    assert '%s: every client is done; exiting' % worker in \
+        helpers.task_lines(output, worker), output
+  rec = helpers.records(str(tmp_path))['controller0']
+  assert rec['status'] == 'failed'
+  assert rec['failure']['task'] == 'ps0'
+  helpers.assert_no_orphans(pids)
+
+
+@pytest.mark.timeout(150)
+def test_tf2_parameter_server_worker_killed_the_coordinator_carries_on(
+    tmp_path):
+  """A worker lost mid-run: the coordinator runs the steps on the other
+  one, says so once, finishes and lists it in its record; the run as a
+  whole failed first at worker1 (as the graph engine's asynchronous
+  cluster)."""
+  code, output, pids, took = run_and_kill(
+      tmp_path, 'worker1', after=('controller0', 50), num_batches=600,
+      **_TF2_PS)
+  assert took < 90, output
+  controller = helpers.task_lines(output, 'controller0')
+  assert any(l.startswith('600\t') for l in controller), output
+  assert any(l.startswith('worker1 is gone') and 'carry on' in l
+             for l in controller), output
+  rec = helpers.records(str(tmp_path))['controller0']
+  assert rec['status'] == 'ok'
+  assert [f['task'] for f in rec['peer_failures']] == ['worker1']
+  assert code == exit_codes.RUN_FAILED, output
+  assert 'First failure: worker1 was killed by SIGKILL' in output
+  assert re.search(r'\[launch\] controller0 +exit 0', output), output
+  helpers.assert_ended_by_themselves(output)
+  helpers.assert_no_orphans(pids)
+
+
+@pytest.mark.timeout(150)
+def test_tf2_parameter_server_frozen_worker_is_named_as_the_stall(tmp_path):
+  """A worker SIGSTOPped mid-run accepts connections but runs nothing, so
+  the step the coordinator scheduled on it never returns (TensorFlow's
+  coordinator has no deadline): the stall report, then exit 3 naming the
+  frozen worker; the others get "done"."""
+  process, log = helpers.launch_in_background(
+      tmp_path, display_every=10, stall_timeout=4, stall_shutdown_timeout=3,
+      **_TF2_PS)
+  pids = {}
+  try:
+    pids = helpers.wait_until_step(process, log, 'controller0', 20)
+    os.kill(pids['worker1'], signal.SIGSTOP)
+    try:
+      helpers.wait_for(lambda: not helpers.pid_alive(pids['controller0']),
+                       60, 'the coordinator to end')
+    finally:
+      # Awake, it finds the coordinator gone and leaves too.
+      os.kill(pids['worker1'], signal.SIGCONT)
+    process.wait(timeout=60)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  controller = helpers.task_lines(output, 'controller0')
+  assert any(l.startswith('Stall report from controller0') for l in
+             controller), output
+  assert any(l.startswith('  frozen: worker1 (') for l in controller), output
+  assert 'Root cause: worker1 (Stalled)' in controller, output
+  rec = helpers.records(str(tmp_path))['controller0']
+  assert rec['status'] == 'stalled'
+  assert rec['failure']['task'] == 'worker1'
+  assert re.search(r'\[launch\] controller0 +exit 3', output), output
+  assert 'worker0: every client is done; exiting' in helpers.task_lines(
+      output, 'worker0'), output
+  helpers.assert_no_orphans(pids)
+
+
 def _hold_port_after_kill(pid, port, seconds):
   """SIGKILLs ``pid``, then keeps its port accepting connections for
   ``seconds`` once it is free: as a dying process's port does for a moment

@@ -24,6 +24,9 @@ from tf_cnn_benchmarks.usage_errors import UsageError
 from tf_cnn_benchmarks.variable_update import modes
 
 PS, WORKER, CONTROLLER = 'ps', 'worker', 'controller'
+# The controller's job name in TensorFlow's cluster spec, under the tf2
+# engine's ParameterServerStrategy.
+TF2_COORDINATOR = 'chief'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,9 +104,20 @@ class ClusterRole:
 
   def serving_tasks(self):
     """Tasks that only serve variables/devices and wait to hear 'done'."""
+    ps_tasks = [(PS, i) for i in range(self.num_ps)]
     if self.in_graph:
-      return [(WORKER, i) for i in range(self.num_workers)]
-    return [(PS, i) for i in range(self.num_ps)]
+      return ps_tasks + [(WORKER, i) for i in range(self.num_workers)]
+    return ps_tasks
+
+  def can_train_without(self, label):
+    """Can the cluster's training go on once task ``label`` is gone?
+
+    Only an asynchronous cluster without one of its workers: the graph
+    engine's other workers step on alone, and ParameterServerStrategy's
+    coordinator runs the steps on the workers left. Without a ps, or in
+    lockstep, nobody can.
+    """
+    return not self.lockstep and label.startswith(WORKER)
 
   def clients(self):
     """Tasks that run training sessions (and so say 'done' when leaving)."""
@@ -168,15 +182,26 @@ class ClusterRole:
     return towers, self.device + '/device:CPU:0', self.num_workers
 
   def tf_cluster_def(self):
-    return {job: list(hosts) for job, hosts in self.jobs.items() if hosts}
+    """The cluster as TensorFlow's ClusterSpec dict. The tf2 engine's
+    controller is ParameterServerStrategy's coordinator, a job TensorFlow
+    requires to be called "chief"."""
+    renamed = {CONTROLLER: TF2_COORDINATOR} if (
+        self.engine == flag_specs.TF2_ENGINE) else {}
+    return {renamed.get(job, job): list(hosts)
+            for job, hosts in self.jobs.items() if hosts}
 
 
 def has_controller(mode, engine):
   """Does a cluster of ``mode`` (modes.Mode) run by ``engine`` have a
-  controller task? Only the graph engine's in-graph modes: with --engine=
-  tf2 every worker runs its own copy of the step (MultiWorkerMirrored-
-  Strategy has no controller)."""
-  return mode.needs_controller and engine == flag_specs.GRAPH_ENGINE
+  controller task, which alone trains while the workers (and ps tasks)
+  serve? The graph engine's in-graph modes: the controller runs one graph
+  over every worker. With --engine=tf2, ParameterServerStrategy: the
+  controller is its coordinator (TensorFlow's "chief"), which runs each
+  step on a worker; MultiWorkerMirroredStrategy has none (every worker
+  runs its own step)."""
+  if engine == flag_specs.GRAPH_ENGINE:
+    return mode.needs_controller
+  return mode.tf2_cluster_strategy == modes.PARAMETER_SERVER
 
 
 def parse_host_list(text, flag):
@@ -350,14 +375,19 @@ def resolve_role(params):
   controller = has_controller(mode, params.engine)
   if controller and not jobs[CONTROLLER]:
     raise UsageError(
-        '--variable_update=%s runs one graph driven by a controller '
-        'task: give --controller_host (and start it with '
-        '--job_name=controller).' % mode.name)
+        '--variable_update=%s with --engine=%s is driven by a controller '
+        'task (%s): give --controller_host (and start it with '
+        '--job_name=controller).' % (
+            mode.name, params.engine,
+            'one graph over every worker' if params.engine ==
+            flag_specs.GRAPH_ENGINE else 'ParameterServerStrategy\'s '
+            'coordinator, TensorFlow\'s "chief"'))
   if not controller and (jobs[CONTROLLER] or job_name == CONTROLLER):
     raise UsageError(
         'A controller task only exists in --variable_update=%s with the '
-        'graph engine (this run is %s, --engine=%s: every worker runs its '
-        'own step); drop --controller_host / --job_name=controller.' % (
+        'graph engine, and in parameter_server with --engine=tf2 (this run '
+        'is %s, --engine=%s); drop --controller_host / '
+        '--job_name=controller.' % (
             ', '.join(modes.names(needs_controller=True)), mode.name,
             params.engine))
   hosts = jobs[job_name]

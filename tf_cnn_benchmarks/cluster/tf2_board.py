@@ -18,6 +18,8 @@ yet written, reads as the last value this reader saw.
 
 The methods take the graph board's ``sess`` argument and ignore it, so
 code written against progress_board.ProgressBoard runs unchanged.
+ParameterServerStrategy's cluster has one client, its coordinator, and no
+coordination service: its board (LocalBoard) stays in that process.
 """
 
 import json
@@ -108,3 +110,33 @@ class KeyValueBoard:
         tuple(int(e.get('completed', 0)) for e in entries),
         tuple(e.get('note') for e in entries),
         (0.0,) * self._num_clients)
+
+
+class LocalBoard:
+  """The board of a cluster whose one client is this process
+  (ParameterServerStrategy's coordinator): nobody else reads it, so it
+  lives here, with KeyValueBoard's methods."""
+
+  def __init__(self):
+    self._started = self._completed = 0
+    self._note = None
+
+  def publish_initial(self):
+    pass
+
+  def publish_start(self, sess, timeout_ms):
+    del sess, timeout_ms
+    self._started += 1
+
+  def publish_completion(self, sess, timeout_ms):
+    del sess, timeout_ms
+    self._completed += 1
+
+  def post_note(self, sess, index, note, timeout_ms):
+    del sess, index, timeout_ms
+    self._note = note
+
+  def read(self, sess, timeout_ms):
+    del sess, timeout_ms
+    return progress_board.Snapshot((self._started,), (self._completed,),
+                                   (self._note,), (0.0,))

@@ -1,31 +1,48 @@
-"""What a training task of a tf2 cluster does around the tf2 engine's steps.
+"""What the training task of a tf2 cluster does around the tf2 engine's steps.
 
---engine=tf2 with collective_all_reduce or distributed_all_reduce is
-MultiWorkerMirroredStrategy: every worker runs the same tf.function step,
-its gradients all-reduced with the others' by collective ops over gRPC.
-There is no controller and no ps task; worker 0 is the chief and hosts
-TensorFlow's coordination service.
+--engine=tf2 runs two tf.distribute strategies over a cluster
+(variable_update/modes.py, ``tf2_cluster_strategy``):
+
+  * collective_all_reduce, distributed_all_reduce:
+    MultiWorkerMirroredStrategy. Every worker runs the same tf.function
+    step, its gradients all-reduced with the others' by collective ops
+    over gRPC; no controller, no ps. Worker 0 is the chief and hosts
+    TensorFlow's coordination service.
+  * parameter_server (asynchronous): ParameterServerStrategy. The
+    cluster's controller task is its coordinator (TensorFlow's "chief",
+    roles.TF2_COORDINATOR) and the one task that trains: a
+    ClusterCoordinator schedules each step on a worker, which applies its
+    own gradient to the variables on the ps tasks. The workers and ps
+    tasks only serve (serving_task.py), until the coordinator says done.
 
 The graph engine's cluster runtime (runtime.py) wraps a session; this one
 wraps the strategy, and keeps everything else of that runtime: the
 cluster's checks on the run's watchdog (watchdog.py: start-up, peers,
-stalls), the progress board (here in the coordination service's key-value
-store: tf2_board.py), the exit notes and the root cause search, the
-cluster's rate. What bounds each wait:
+stalls), the progress board (tf2_board.py: in the coordination service's
+key-value store; in the coordinator itself, the only client, under
+ParameterServerStrategy), the exit notes and the root cause search, the
+"done" signals to serving tasks, the cluster's rate. What bounds each
+wait:
 
-  * joining: the strategy starts this task's server and TensorFlow waits
-    for every worker to register with the coordination service, at most
-    --startup_timeout (``cluster_register_timeout``; a worker that never
-    comes is named, exit 4); the start-up guard is the backstop;
+  * joining: MultiWorkerMirroredStrategy starts this task's server and
+    TensorFlow waits for every worker to register with the coordination
+    service, at most --startup_timeout (``cluster_register_timeout``; a
+    worker that never comes is named, exit 4). The coordinator waits for
+    every serving task's port as the graph engine's tasks do, for
+    --startup_timeout, before the strategy connects. The start-up guard
+    is the backstop of both;
   * a peer that dies: its port refuses the watchdog's probes within
-    seconds (exit 1, named), and the coordination service, which stops
-    hearing its heartbeats after HEARTBEAT_TIMEOUT_SECONDS, aborts the
-    collectives that wait for it;
+    seconds (exit 1, named). Under MultiWorkerMirroredStrategy the
+    coordination service, which stops hearing its heartbeats after
+    HEARTBEAT_TIMEOUT_SECONDS, also aborts the collectives that wait for
+    it. Under ParameterServerStrategy a lost worker is survivable: the
+    coordinator runs its steps on the others and the run goes on
+    (roles.ClusterRole.can_train_without); a lost ps ends it;
   * a step that stalls (a peer alive but stuck): the watchdog's stall
     report, then the end after --stall_shutdown_timeout (exit 3, naming
-    the worker the board shows behind); every collective also carries
-    the step's deadline (CommunicationOptions.timeout_seconds) as a
-    backstop just past that.
+    the worker the board shows behind, or a frozen peer); each collective
+    also carries the step's deadline (CommunicationOptions.timeout_seconds)
+    as a backstop just past that.
 
 TensorFlow's preemption notifier, started with the coordination agent,
 takes SIGTERM over; the run's stop request takes it back (liveness/
@@ -36,6 +53,7 @@ import contextlib
 import dataclasses
 import re
 import sys
+import threading
 
 import tensorflow as tf
 # The coordination service's configuration has no public Python name;
@@ -45,6 +63,7 @@ from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2  # pyli
 
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.cluster import cluster_rate
+from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.cluster import done_signals
 from tf_cnn_benchmarks.cluster import reachability
 from tf_cnn_benchmarks.cluster import roles
@@ -66,16 +85,18 @@ _TASK_RE = re.compile(r'/job:(\w+)/replica:\d+/task:(\d+)')
 
 
 class Tf2ClusterRuntime(runtime.ClusterRuntime):
-  """A worker of a tf2 MultiWorkerMirroredStrategy cluster; see above."""
+  """The training task of a tf2 cluster; see above."""
 
   def __init__(self, role, params):
     super().__init__(role, params)
     self._strategy = None
     self._training = False
+    self._kind = role.mode.tf2_cluster_strategy
+    self._coordinates = self._kind == modes.PARAMETER_SERVER
 
   def strategy(self):
     """(the strategy, its name): what the tf2 engine trains under."""
-    return self._strategy, modes.MULTI_WORKER_MIRRORED
+    return self._strategy, self._kind
 
   def begin(self, rc, run_watch):
     """Joins the cluster (starts the strategy); returns rc with the role."""
@@ -89,52 +110,93 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
         note_stragglers=self._note_stragglers)
     self.watchdog.start()
     try:
-      with run_watch.phase('server_start', 'joining the cluster (TensorFlow '
-                           'waits for every worker to register: %s)' %
-                           ', '.join(sorted(peers))):
-        self._strategy = self._join(run_watch)
+      strategies.set_threads(params)
+      if self._coordinates:
+        self._strategy = self._coordinate(run_watch, peers)
+      else:
+        with run_watch.phase('server_start', 'joining the cluster '
+                             '(TensorFlow waits for every worker to '
+                             'register: %s)' % ', '.join(sorted(peers))):
+          self._strategy = self._join(run_watch)
     except Exception:
       self.watchdog.stop()
       raise
-    self.role = dataclasses.replace(role, target='grpc://' + role.address)
     run_watch.tell('Cluster task %s (%s); %s' % (
         role.task_name, role.address, '; '.join(roles.describe(role))))
     warning = server.exposure_warning(role)
     if warning:
       run_watch.tell(warning)
-    run_watch.tell('Devices: %s: %s (one replica per worker)' % (
-        role.task_name, ', '.join(self._strategy.extended.worker_devices)))
+    run_watch.tell(self._devices_line())
     sys.stdout.flush()
-    # Worker 0 hosts the coordination service, so the board too.
-    self.board = tf2_board.KeyValueBoard(len(self.labels), self.client_index)
-    self._hosts_board = role.is_chief
+    if self._coordinates:
+      # The coordinator is the one client: its board stays here. A
+      # global step is one worker's step (each applies its own).
+      self.board = tf2_board.LocalBoard()
+      self.done = _DoneSenders(role)
+      images_per_global_step = rc.batch_size_per_device
+    else:
+      # Worker 0 hosts the coordination service, so the board too.
+      self.board = tf2_board.KeyValueBoard(len(self.labels),
+                                           self.client_index)
+      self._hosts_board = role.is_chief
+      images_per_global_step = rc.global_batch_size
     self.board.publish_initial()
     self._board_in_step = False
     self.rate = cluster_rate.ClusterRate(
         role, params, lambda trainer: trainer.global_step(),
-        rc.global_batch_size)
+        images_per_global_step)
     run_watch.exit.attach_leave(
         lambda status, failure: self._leave(None, status, failure))
     return dataclasses.replace(rc, cluster=self.role)
+
+  def _devices_line(self):
+    name = self.role.task_name
+    if self._coordinates:
+      return ('Devices: %s: coordinates %s (one replica each), the '
+              'variables on %s' % (
+                  name, ', '.join(roles.task_label(roles.WORKER, i)
+                                  for i in range(self.role.num_workers)),
+                  ', '.join(roles.task_label(roles.PS, i)
+                            for i in range(self.role.num_ps))))
+    return 'Devices: %s: %s (one replica per worker)' % (
+        name, ', '.join(self._strategy.extended.worker_devices))
+
+  def _resolver(self, task_type):
+    role = self.role
+    return tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(role.tf_cluster_def()), task_type=task_type,
+        task_id=role.task_index, rpc_layer=role.protocol)
 
   def _join(self, run_watch):
     """MultiWorkerMirroredStrategy over the cluster, this task's server
     started and every worker registered."""
     role, params = self.role, self.params
-    strategies.set_threads(params)
     configure_coordination_service(role, params.startup_timeout)
-    resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
-        tf.train.ClusterSpec(role.tf_cluster_def()), task_type=role.job_name,
-        task_id=role.task_index, rpc_layer=role.protocol)
     options = tf.distribute.experimental.CommunicationOptions(
         timeout_seconds=role.step_deadline_seconds)
     try:
       # TensorFlow installs its SIGTERM handler, then waits for the others.
       with run_watch.stop_request.kept():
         return tf.distribute.MultiWorkerMirroredStrategy(
-            cluster_resolver=resolver, communication_options=options)
+            cluster_resolver=self._resolver(role.job_name),
+            communication_options=options)
     except tf.errors.OpError as e:
       raise self._join_failure(e, params.startup_timeout) from None
+
+  def _coordinate(self, run_watch, peers):
+    """ParameterServerStrategy, with its coordinator, once every serving
+    task accepts connections (TensorFlow would wait for them unbounded)."""
+    names = ', '.join(sorted(peers))
+    with run_watch.phase('peers', 'waiting for %s to accept connections'
+                         % names):
+      reachability.wait_for(peers, self.params.startup_timeout,
+                            '%s cannot start' % self.role.task_name)
+    with run_watch.phase('server_start', 'connecting to the cluster (%s)'
+                         % names):
+      strategy = tf.distribute.experimental.ParameterServerStrategy(
+          self._resolver(roles.TF2_COORDINATOR))
+      tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+      return strategy
 
   def _join_failure(self, error, timeout):
     """The ClusterWaitTimeout naming who never registered, or ``error``."""
@@ -167,9 +229,10 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
   def function_steps(self):
     """Around the tf2 engine's build and steps: a failure is noted on the
     board (or its root cause found in a peer); on the way out this task
-    leaves its note, and the board's host waits for the others' (the part
-    of the coordination service's shutdown barrier this cluster needs:
-    bounded, and a peer that is gone does not hold it up)."""
+    leaves its note, the board's host waits for the others' (the part of
+    the coordination service's shutdown barrier this cluster needs:
+    bounded, and a peer that is gone does not hold it up), and a
+    coordinator tells the serving tasks it is done."""
     try:
       yield
       self._leave_note(None, {'status': 'ok'})
@@ -178,6 +241,8 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       raise
     finally:
       self._wait_for_the_others(None, runtime.BOARD_HOST_WAIT_SECONDS)
+      if self.done is not None:
+        self.done.send(None)
       self.watchdog.stop()
 
   def run_function_step(self, run):
@@ -189,6 +254,47 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       self.watchdog.training_started(None, self.board, self.labels,
                                      self.client_index)
     return self._counted_step(None, run)
+
+
+class _DoneSenders:
+  """A coordinator's "done" to every serving task (done_signals.py).
+
+  This process's eager context belongs to the strategy, so each signal is
+  a tf.compat.v1 session of its own, on the serving task's own server
+  (seeing only that task), in a graph of its own; a task whose port
+  refuses is skipped (it is gone), and every send is bounded.
+  """
+
+  def __init__(self, role):
+    self._tasks = []
+    for job, index in role.serving_tasks():
+      device = '/job:%s/task:%d' % (job, index)
+      graph = tf.Graph()
+      with graph.as_default():
+        enqueue = done_signals.done_queue(device).enqueue([role.task_index])
+      self._tasks.append((roles.task_address(role, job, index), device,
+                          graph, enqueue))
+
+  def send(self, sess, timeout_ms=done_signals.DONE_TIMEOUT_MS):
+    del sess
+
+    def tell(address, device, graph, enqueue):
+      if reachability.probe(address) is not None:
+        return
+      try:
+        # Never closed: Session.close() may block once a peer is gone.
+        tf.compat.v1.Session(
+            'grpc://' + address, graph=graph,
+            config=tf.compat.v1.ConfigProto(device_filters=[device])).run(
+                enqueue, options=deadlines.bounded(timeout_ms))
+      except tf.errors.OpError:
+        pass  # Gone meanwhile: it notices our absence by itself.
+    threads = [threading.Thread(target=tell, args=task, daemon=True)
+               for task in self._tasks]
+    for thread in threads:
+      thread.start()
+    for thread in threads:
+      thread.join(timeout_ms / 1000.0 + 1.0)
 
 
 def configure_coordination_service(role, startup_timeout):

@@ -12,6 +12,7 @@ import dataclasses
 from typing import Optional
 
 MULTI_WORKER_MIRRORED = 'MultiWorkerMirroredStrategy'
+PARAMETER_SERVER = 'ParameterServerStrategy'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,11 +48,14 @@ class Mode:
 
 
 MODES = {m.name: m for m in (
+    # With --engine=tf2: ParameterServerStrategy, whose coordinator (the
+    # cluster's controller task) runs each step on some worker, which
+    # applies its own gradient (asynchronous training only).
     Mode('parameter_server',
          local_manager='parameter_server.ParameterServerManager',
          cluster_manager=('distributed_parameter_server.'
                           'DistributedParameterServerManager'),
-         has_ps_tasks=True),
+         has_ps_tasks=True, tf2_cluster_strategy=PARAMETER_SERVER),
     Mode('replicated', local_manager='replicated.ReplicatedManager'),
     Mode('independent', local_manager='independent.IndependentManager',
          exchanges_gradients=False),
