@@ -173,6 +173,23 @@ def read(path):
     return f.read()
 
 
+def run_by_hand(tmp_path, common, tasks, timeout):
+  """Starts each of ``tasks`` ([(label, its own flags)]) with the flags
+  ``common`` to all, waits up to ``timeout`` s for each; returns
+  ({label: exit code}, {label: output}). Every process is killed."""
+  logs, procs, codes = {}, [], {}
+  try:
+    for label, own in tasks:
+      logs[label] = str(tmp_path / (label + '.log'))
+      procs.append(start([SCRIPT] + list(common) + list(own),
+                         log_path=logs[label]))
+    for (label, _), proc in zip(tasks, procs):
+      codes[label] = proc.wait(timeout=timeout)
+  finally:
+    kill(procs)
+  return codes, {label: read(path) for label, path in logs.items()}
+
+
 def launch_in_background(tmp_path, workers=2, ps=1, env=None, **overrides):
   """Starts `launch` on a long tiny run; returns (process, log path)."""
   log = str(tmp_path / 'launch.log')

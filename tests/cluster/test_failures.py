@@ -107,19 +107,9 @@ def test_tf2_parameter_server_missing_worker_is_named(tmp_path):
   tasks = [('ps0', ['--job_name=ps', '--task_index=0']),
            ('worker0', ['--job_name=worker', '--task_index=0']),
            ('controller0', ['--job_name=controller', '--task_index=0'])]
-  logs, procs, codes = {}, [], {}
   started = time.monotonic()
-  try:
-    for label, own in tasks:
-      logs[label] = str(tmp_path / (label + '.log'))
-      procs.append(helpers.start([helpers.SCRIPT] + common + own,
-                                 log_path=logs[label]))
-    for (label, _), proc in zip(tasks, procs):
-      codes[label] = proc.wait(timeout=90)
-  finally:
-    helpers.kill(procs)
+  codes, out = helpers.run_by_hand(tmp_path, common, tasks, 90)
   took = time.monotonic() - started
-  out = {label: helpers.read(path) for label, path in logs.items()}
   assert codes == {'ps0': exit_codes.UNREACHABLE,
                    'worker0': exit_codes.UNREACHABLE,
                    'controller0': exit_codes.UNREACHABLE}, out

@@ -87,19 +87,26 @@ def test_worker_killed_asynchronous_others_carry_on(tmp_path):
       tmp_path, 'worker1', after=('worker1', 100), cross_replica_sync=False,
       num_batches=3000, display_every=100)
   assert took < 60
-  # The survivor finished every step, said what happened, and succeeded.
-  worker0 = helpers.task_lines(output, 'worker0')
-  assert any(l.startswith('3000\t') for l in worker0), output
+  # ps0 too left by itself, once worker0 was done and worker1 gone.
+  _assert_carried_on_without_worker1(tmp_path, code, output, pids,
+                                     'worker0', 3000)
+
+
+def _assert_carried_on_without_worker1(tmp_path, code, output, pids,
+                                       trainer, steps):
+  """``trainer`` finished every step, said what happened and succeeded;
+  the run as a whole failed, first at worker1; every task left by
+  itself."""
+  lines = helpers.task_lines(output, trainer)
+  assert any(l.startswith('%d\t' % steps) for l in lines), output
   assert any(l.startswith('worker1 is gone') and 'carry on' in l
-             for l in worker0), output
-  rec = helpers.records(str(tmp_path))['worker0']
+             for l in lines), output
+  rec = helpers.records(str(tmp_path))[trainer]
   assert rec['status'] == 'ok'
   assert [f['task'] for f in rec['peer_failures']] == ['worker1']
-  # The run as a whole failed, first at worker1.
   assert code == exit_codes.RUN_FAILED, output
   assert 'First failure: worker1 was killed by SIGKILL' in output
-  assert re.search(r'\[launch\] worker0 +exit 0', output), output
-  # ps0 too left by itself, once worker0 was done and worker1 gone.
+  assert re.search(r'\[launch\] %s +exit 0' % trainer, output), output
   helpers.assert_ended_by_themselves(output)
   helpers.assert_no_orphans(pids)
 
@@ -179,18 +186,7 @@ def test_tf2_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
   coordination agent keeps sending heartbeats, so only the board tells:
   a stall report from both workers, then exit 3 naming worker1, within
   --stall_timeout + --stall_shutdown_timeout and a margin."""
-  started = time.monotonic()
-  process, log = helpers.launch_in_background(
-      tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step8'},
-      display_every=1, stall_timeout=4, stall_shutdown_timeout=3, **_TF2)
-  try:
-    code = process.wait(timeout=90)
-  finally:
-    helpers.kill([process])
-  output = helpers.read(log)
-  assert time.monotonic() - started < 75
-  assert code == exit_codes.STALLED, output
-  helpers.assert_ended_by_themselves(output)
+  output = _stalled_at_worker1_step8(tmp_path, **_TF2)
   for label in ('worker0', 'worker1'):
     lines = helpers.task_lines(output, label)
     assert any(l.startswith('Stall report from %s: no step completed in the '
@@ -252,18 +248,8 @@ def test_tf2_parameter_server_worker_killed_the_coordinator_carries_on(
       tmp_path, 'worker1', after=('controller0', 50), num_batches=600,
       **_TF2_PS)
   assert took < 90, output
-  controller = helpers.task_lines(output, 'controller0')
-  assert any(l.startswith('600\t') for l in controller), output
-  assert any(l.startswith('worker1 is gone') and 'carry on' in l
-             for l in controller), output
-  rec = helpers.records(str(tmp_path))['controller0']
-  assert rec['status'] == 'ok'
-  assert [f['task'] for f in rec['peer_failures']] == ['worker1']
-  assert code == exit_codes.RUN_FAILED, output
-  assert 'First failure: worker1 was killed by SIGKILL' in output
-  assert re.search(r'\[launch\] controller0 +exit 0', output), output
-  helpers.assert_ended_by_themselves(output)
-  helpers.assert_no_orphans(pids)
+  _assert_carried_on_without_worker1(tmp_path, code, output, pids,
+                                     'controller0', 600)
 
 
 @pytest.mark.timeout(150)
@@ -351,25 +337,34 @@ def test_ps_whose_port_outlives_its_connections_is_still_named(tmp_path):
   helpers.assert_no_orphans(run.pids)
 
 
+def _stalled_at_worker1_step8(tmp_path, **overrides):
+  """A cluster whose worker1 blocks before its step 8 (test fault), run to
+  its end: every task exits 3 by itself, within the stall bound and a
+  margin. Returns the output."""
+  started = time.monotonic()
+  process, log = helpers.launch_in_background(
+      tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step8'},
+      display_every=1, stall_timeout=4, stall_shutdown_timeout=3,
+      **overrides)
+  try:
+    code = process.wait(timeout=90)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert time.monotonic() - started < 75
+  assert code == exit_codes.STALLED, output
+  helpers.assert_ended_by_themselves(output)
+  return output
+
+
 @pytest.mark.timeout(120)
 def test_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
   """worker1 blocks before its step 8 (test fault): a stall report from
   every task, then exit 3 naming worker1; no checkpoint while stalled."""
   train_dir = str(tmp_path / 'train')
-  started = time.monotonic()
   with helpers.CheckpointSaves(train_dir) as saves:
-    process, log = helpers.launch_in_background(
-        tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step8'},
-        display_every=1, stall_timeout=4, stall_shutdown_timeout=3,
-        train_dir=train_dir, save_model_steps=2)
-    try:
-      code = process.wait(timeout=90)
-    finally:
-      helpers.kill([process])
-  output = helpers.read(log)
-  assert time.monotonic() - started < 75
-  assert code == exit_codes.STALLED, output
-  helpers.assert_ended_by_themselves(output)
+    output = _stalled_at_worker1_step8(tmp_path, train_dir=train_dir,
+                                       save_model_steps=2)
   for label in ('worker0', 'worker1', 'ps0'):
     lines = helpers.task_lines(output, label)
     assert any(l.startswith('Stall report from %s: no step completed in the '
@@ -474,17 +469,7 @@ def test_corrupt_data_on_one_worker_is_named_by_all(tmp_path):
                         '--data_dir=' + good]),
            ('worker1', ['--job_name=worker', '--task_index=1',
                         '--data_dir=' + bad])]
-  logs, procs, codes = {}, [], {}
-  try:
-    for label, own in tasks:
-      logs[label] = str(tmp_path / (label + '.log'))
-      procs.append(helpers.start([helpers.SCRIPT] + common + own,
-                                 log_path=logs[label]))
-    for (label, _), proc in zip(tasks, procs):
-      codes[label] = proc.wait(timeout=100)
-  finally:
-    helpers.kill(procs)
-  out = {label: helpers.read(path) for label, path in logs.items()}
+  codes, out = helpers.run_by_hand(tmp_path, common, tasks, 100)
   assert codes == {'ps0': 0, 'worker0': 1, 'worker1': 1}, out
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):
@@ -493,8 +478,6 @@ def test_corrupt_data_on_one_worker_is_named_by_all(tmp_path):
     assert recs[label]['failure']['type'] == 'DataError'
     assert recs[label]['failure']['task'] == 'worker1'
   assert 'Run failed: worker1 failed first: ' in out['worker0']
-  for proc in procs:
-    assert not helpers.pid_alive(proc.pid)
 
 
 @pytest.mark.timeout(120)

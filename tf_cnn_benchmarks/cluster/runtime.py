@@ -166,11 +166,7 @@ class ClusterRuntime:
                                       note_stragglers=self._note_stragglers)
     self.watchdog.start()
     try:
-      names = ', '.join(sorted(peers))
-      with run_watch.phase('peers', 'waiting for %s to accept connections'
-                           % names):
-        reachability.wait_for(peers, self.params.startup_timeout,
-                              '%s cannot start' % self.role.task_name)
+      names = self.wait_for_peers(peers)
       with run_watch.phase('session', '%s (TensorFlow waits for every one '
                            'of %s)' % (watchdog.CREATING_SESSION, names)):
         sess = tf1.Session(self.role.target, graph=graph, config=config)
@@ -191,6 +187,17 @@ class ClusterRuntime:
         self.done.send(sess)
     finally:
       self.watchdog.stop()
+
+  def wait_for_peers(self, peers):
+    """Waits (phase 'peers', at most --startup_timeout) until every one of
+    ``peers`` ({label: address}) accepts connections: TensorFlow would
+    wait for them unbounded. Returns their names, for the next phase."""
+    names = ', '.join(sorted(peers))
+    with self.run_watch.phase('peers', 'waiting for %s to accept '
+                              'connections' % names):
+      reachability.wait_for(peers, self.params.startup_timeout,
+                            '%s cannot start' % self.role.task_name)
+    return names
 
   def initialize(self, sess, built, restore):
     self.start.run(sess, built, restore, self.board, self.doing)

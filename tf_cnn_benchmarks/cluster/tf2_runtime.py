@@ -186,11 +186,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
   def _coordinate(self, run_watch, peers):
     """ParameterServerStrategy, with its coordinator, once every serving
     task accepts connections (TensorFlow would wait for them unbounded)."""
-    names = ', '.join(sorted(peers))
-    with run_watch.phase('peers', 'waiting for %s to accept connections'
-                         % names):
-      reachability.wait_for(peers, self.params.startup_timeout,
-                            '%s cannot start' % self.role.task_name)
+    names = self.wait_for_peers(peers)
     with run_watch.phase('server_start', 'connecting to the cluster (%s)'
                          % names):
       strategy = tf.distribute.experimental.ParameterServerStrategy(
