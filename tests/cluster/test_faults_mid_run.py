@@ -208,6 +208,50 @@ def test_tf2_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
   helpers.assert_no_orphans(helpers.task_pids(output))
 
 
+def _freeze_worker1(tmp_path, after, until_gone, **overrides):
+  """Launches; SIGSTOPs worker1 once ``after`` (label, step) was reached;
+  waits for task ``until_gone`` to end, then wakes worker1 (it finds its
+  peers gone and leaves too) and waits for the launcher. Returns (output,
+  pids, seconds from the freeze to ``until_gone``'s end)."""
+  process, log = helpers.launch_in_background(tmp_path, **overrides)
+  pids = {}
+  try:
+    pids = helpers.wait_until_step(process, log, *after)
+    os.kill(pids['worker1'], signal.SIGSTOP)
+    frozen_at = time.monotonic()
+    try:
+      helpers.wait_for(lambda: not helpers.pid_alive(pids[until_gone]), 60,
+                       '%s to end' % until_gone)
+      took = time.monotonic() - frozen_at
+    finally:
+      os.kill(pids['worker1'], signal.SIGCONT)
+    process.wait(timeout=60)
+  finally:
+    helpers.kill([process])
+  return helpers.read(log), pids, took
+
+
+@pytest.mark.timeout(150)
+def test_tf2_frozen_worker_is_named_from_the_coordination_service(tmp_path):
+  """--engine=tf2: worker1 SIGSTOPped mid-run still accepts connections
+  (no probe finds it) and stopped inside no step of the board; the
+  coordination service, which hears no heartbeat from it, aborts worker0's
+  all-reduce naming it, and worker0 ends stalled (exit 3) naming worker1,
+  long before its own stall bound (--stall_timeout=60)."""
+  output, pids, took = _freeze_worker1(tmp_path, ('worker1', 50), 'worker0',
+                                       **_TF2)
+  # The heartbeat timeout, the root cause search, and a loaded machine.
+  assert took < 30, output
+  assert 'Root cause: worker1 (Stalled)' in helpers.task_lines(
+      output, 'worker0'), output
+  rec = helpers.records(str(tmp_path))['worker0']
+  assert rec['status'] == 'stalled'
+  assert rec['failure']['task'] == 'worker1'
+  assert rec['failure']['message'].startswith('worker1 is frozen')
+  assert re.search(r'First failure: worker1\b', output), output
+  helpers.assert_no_orphans(pids)
+
+
 # A tf2 ParameterServerStrategy cluster: 1 ps, 2 workers, its coordinator
 # (the controller task).
 _TF2_PS = dict(engine='tf2', variable_update='parameter_server',
@@ -258,23 +302,9 @@ def test_tf2_parameter_server_frozen_worker_is_named_as_the_stall(tmp_path):
   the step the coordinator scheduled on it never returns (TensorFlow's
   coordinator has no deadline): the stall report, then exit 3 naming the
   frozen worker; the others get "done"."""
-  process, log = helpers.launch_in_background(
-      tmp_path, display_every=10, stall_timeout=4, stall_shutdown_timeout=3,
-      **_TF2_PS)
-  pids = {}
-  try:
-    pids = helpers.wait_until_step(process, log, 'controller0', 20)
-    os.kill(pids['worker1'], signal.SIGSTOP)
-    try:
-      helpers.wait_for(lambda: not helpers.pid_alive(pids['controller0']),
-                       60, 'the coordinator to end')
-    finally:
-      # Awake, it finds the coordinator gone and leaves too.
-      os.kill(pids['worker1'], signal.SIGCONT)
-    process.wait(timeout=60)
-  finally:
-    helpers.kill([process])
-  output = helpers.read(log)
+  output, pids, _ = _freeze_worker1(
+      tmp_path, ('controller0', 20), 'controller0', display_every=10,
+      stall_timeout=4, stall_shutdown_timeout=3, **_TF2_PS)
   controller = helpers.task_lines(output, 'controller0')
   assert any(l.startswith('Stall report from controller0') for l in
              controller), output

@@ -61,10 +61,12 @@ import tensorflow as tf
 from tensorflow.python.eager import context  # pylint: disable=g-direct-tensorflow-import
 from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2  # pylint: disable=g-direct-tensorflow-import
 
+from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.cluster import cluster_rate
 from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.cluster import done_signals
+from tf_cnn_benchmarks.cluster import endings
 from tf_cnn_benchmarks.cluster import reachability
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import runtime
@@ -80,6 +82,9 @@ from tf_cnn_benchmarks.variable_update import modes
 HEARTBEAT_TIMEOUT_SECONDS = 10.0
 # The leader of the coordination service (and the chief): worker 0.
 _LEADER = '/job:worker/replica:0/task:0'
+# The coordination service's words for tasks it stopped hearing from; the
+# tasks follow.
+_UNHEALTHY = 'stopped sending heartbeats'
 # "/job:worker/replica:0/task:1" in TensorFlow's messages -> worker1.
 _TASK_RE = re.compile(r'/job:(\w+)/replica:\d+/task:(\d+)')
 
@@ -240,6 +245,33 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       if self.done is not None:
         self.done.send(None)
       self.watchdog.stop()
+
+  def _on_failure(self, sess, exc):
+    """The graph runtime's failure path, and one verdict it cannot reach:
+    the coordination service's. A worker frozen (stopped, wedged) still
+    accepts connections, so no probe finds it, and it stops no step on
+    the board before the collectives are aborted: the service names it,
+    having heard no heartbeat from it for HEARTBEAT_TIMEOUT_SECONDS."""
+    super()._on_failure(sess, exc)
+    if (getattr(exc, 'root_cause', None) is not None or
+        getattr(exc, 'status', None) is not None):
+      return
+    unhealthy = [label for label in tasks_named(
+        str(exc).partition(_UNHEALTHY)[2])
+                 if label in self.role.all_peers()]
+    if _UNHEALTHY not in str(exc) or not unhealthy:
+      return
+    label = unhealthy[0]
+    exc.root_cause = failures.failure(
+        'Stalled', '%s is frozen: it sent the coordination service no '
+        'heartbeat for %.0f s while its port still accepts connections '
+        '(a stopped or wedged process); the all-reduce waited for it.' % (
+            label, HEARTBEAT_TIMEOUT_SECONDS), label,
+        'Look at %s\'s state (e.g. py-spy dump; a process stopped by '
+        'SIGSTOP or a debugger).' % label)
+    exc.status, exc.exit_code = endings.STALLED, exit_codes.STALLED
+    self._leave_note(sess, {'status': exc.status,
+                            'failure': exc.root_cause})
 
   def run_function_step(self, run):
     """One step of the tf2 engine, watched and counted on the board."""
