@@ -29,9 +29,21 @@ def parse(*args):
      '--variable_update=independent over several'),
     (['--optimizer=adam'], '--optimizer=adam is not implemented'),
     (['--num_gpus=2', '--variable_update=replicated', '--xla_compile'],
-     'one device only'),
-    (['--job_name=worker', '--worker_hosts=a:1,b:2',
-      '--variable_update=collective_all_reduce'], 'a cluster task'),
+     'one device of a single process only'),
+    (['--job_name=worker', '--worker_hosts=a:1,b:2', '--ps_hosts=c:3',
+      '--variable_update=distributed_replicated'],
+     '--variable_update=distributed_replicated has no tf.distribute '
+     'equivalent'),
+    (['--job_name=worker', '--worker_hosts=a:1,b:2', '--num_gpus=2',
+      '--variable_update=collective_all_reduce'], 'one replica per cluster '
+     'worker'),
+    (['--job_name=worker', '--worker_hosts=a:1,b:2', '--xla_compile',
+      '--variable_update=collective_all_reduce'], 'a single process only'),
+    (['--job_name=worker', '--worker_hosts=a:1,b:2', '--ps_hosts=c:3',
+      '--variable_update=parameter_server'], 'Synchronous ps training'),
+    (['--job_name=worker', '--worker_hosts=a:1,b:2', '--ps_hosts=c:3',
+      '--variable_update=parameter_server', '--sync_updates=barrier'],
+     'Synchronous ps training'),
 ])
 def test_tf2_refuses_what_has_no_tf2_equivalent_naming_the_graph_engine(
     args, phrase):
@@ -41,6 +53,49 @@ def test_tf2_refuses_what_has_no_tf2_equivalent_naming_the_graph_engine(
       e.value)
   # The same flags are fine on the graph engine (the default).
   assert parse(*args).engine == 'graph'
+
+
+def test_tf2_cluster_tasks_of_the_all_reduce_modes_have_no_controller():
+  """Both all-reduce modes are MultiWorkerMirroredStrategy under tf2:
+  every worker trains, and a controller is refused (the graph engine's
+  distributed_all_reduce needs one)."""
+  from tf_cnn_benchmarks.cluster import roles  # pylint: disable=g-import-not-at-top
+  for mode in ('collective_all_reduce', 'distributed_all_reduce'):
+    role = roles.resolve_role(parse(
+        '--engine=tf2', '--variable_update=' + mode, '--job_name=worker',
+        '--task_index=1', '--worker_hosts=a:1,b:2'))
+    assert role.trains and not role.in_graph and not role.is_chief
+  with pytest.raises(flags.UsageError, match='with the graph engine'):
+    roles.resolve_role(parse(
+        '--engine=tf2', '--variable_update=distributed_all_reduce',
+        '--job_name=controller', '--worker_hosts=a:1,b:2',
+        '--controller_host=c:3'))
+  with pytest.raises(flags.UsageError, match='give --controller_host'):
+    roles.resolve_role(parse(
+        '--variable_update=distributed_all_reduce', '--job_name=worker',
+        '--worker_hosts=a:1,b:2'))
+
+
+def test_tf2_parameter_server_is_coordinated_by_the_controller():
+  """ParameterServerStrategy: the controller task is its coordinator (the
+  one that trains, TensorFlow's "chief"); workers and ps tasks serve."""
+  from tf_cnn_benchmarks.cluster import roles  # pylint: disable=g-import-not-at-top
+  cluster = ('--engine=tf2', '--variable_update=parameter_server',
+             '--cross_replica_sync=False', '--worker_hosts=a:1,b:2',
+             '--ps_hosts=c:3', '--controller_host=d:4')
+  controller = roles.resolve_role(parse(*cluster, '--job_name=controller'))
+  assert controller.trains and controller.is_chief
+  assert controller.serving_tasks() == [('ps', 0), ('worker', 0),
+                                        ('worker', 1)]
+  assert controller.tf_cluster_def() == {
+      'ps': ['c:3'], 'worker': ['a:1', 'b:2'], 'chief': ['d:4']}
+  worker = roles.resolve_role(parse(*cluster, '--job_name=worker',
+                                    '--task_index=1'))
+  assert not worker.trains and controller.can_train_without('worker1')
+  assert not controller.can_train_without('ps0')
+  with pytest.raises(flags.UsageError, match="ParameterServerStrategy's "
+                     'coordinator'):
+    roles.resolve_role(parse(*cluster[:-1], '--job_name=worker'))
 
 
 def test_tf2_takes_the_flags_both_engines_share():

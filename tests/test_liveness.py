@@ -8,6 +8,7 @@ task's. (A FIFO under --data_dir does not hang TensorFlow 2.21: its reader
 uses pread, which fails on a pipe, so the run fails with a data error.)
 """
 
+import ctypes
 import os
 import re
 import signal
@@ -152,6 +153,29 @@ def test_every_signal_is_counted_once_and_acknowledged():
   assert stop.count == 2
   # The previous handlers are back.
   assert signal.getsignal(signal.SIGTERM) is not stop_request._ignore  # pylint: disable=protected-access
+
+
+def test_a_signal_taken_by_a_library_is_taken_back():
+  """A C library that installs its own SIGTERM handler (TensorFlow's
+  preemption notifier does, with MultiWorkerMirroredStrategy's
+  coordination agent) swallows the signal until reclaim puts ours back;
+  ``kept`` does that while its block runs."""
+  libc = ctypes.CDLL(None)
+  ignore = ctypes.c_void_p(1)  # SIG_IGN: a handler that is not ours
+  with stop_request.StopRequest() as stop:
+    libc.signal(signal.SIGTERM, ignore)
+    os.kill(os.getpid(), signal.SIGTERM)
+    assert stop.received() is None  # lost while the library holds it
+    assert stop.reclaim() == ['SIGTERM']
+    assert stop.reclaim() == []
+    os.kill(os.getpid(), signal.SIGTERM)
+    assert stop.received() == 'SIGTERM'
+    with stop.kept(every=0.01):
+      libc.signal(signal.SIGTERM, ignore)
+      time.sleep(0.2)
+      os.kill(os.getpid(), signal.SIGTERM)
+    stop.received()
+    assert stop.count == 2
 
 
 def test_a_stall_on_input_names_the_file_being_read(tmp_path):

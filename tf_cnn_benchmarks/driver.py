@@ -65,7 +65,7 @@ class GraphEngine:
           summary_verbosity=params.summary_verbosity)
     runtime.attach_run(rc, result)
     reporter.header(rc, _variables_description(rc), source.description,
-                    sync=_sync_description(rc))
+                    sync=sync_description(rc))
     _run_session(params, rc, built, runtime, times, reporter, watch, result)
 
 
@@ -122,6 +122,21 @@ def run(params, reporter=None, rc=None, runtime=None,
         result.record_path = record.write(params.result_dir, result.record)
       return True
 
+  def fail(status, exit_code, failure):
+    """The main thread's failure, said and kept for the record; False
+    (nothing done) when the watchdog has ended the run already: it said
+    how and recorded it, and is leaving with that ending's code (an error
+    the stuck call raised meanwhile, e.g. once the peers left, is a
+    consequence)."""
+    with record_lock:
+      if result.record is not None:
+        return False
+      result.status, result.exit_code = status, exit_code
+      result.failure = failure
+    for line in failures.report_lines(failure, status):
+      reporter.line(line)
+    return True
+
   leave = run_exit.RunExit(write_record, lambda: result.record_path,
                            reporter.line)
   # The stop request and the watchdog start together: no phase of the run
@@ -143,19 +158,14 @@ def run(params, reporter=None, rc=None, runtime=None,
         engine.train(params, rc, source, eval_source, runtime, times,
                      reporter, watch, result)
     except stop_request.Interrupted as e:
-      result.status, result.exit_code = 'interrupted', exit_codes.INTERRUPTED
-      result.failure = failures.failure('Interrupted', str(e))
-      for line in failures.report_lines(result.failure, result.status):
-        reporter.line(line)
+      fail('interrupted', exit_codes.INTERRUPTED,
+           failures.failure('Interrupted', str(e)))
     except Exception as e:  # pylint: disable=broad-except
       # Cluster waits that time out carry their own status and code
       # (unreachable, UNREACHABLE).
-      result.status = getattr(e, 'status', 'failed')
-      result.exit_code = getattr(e, 'exit_code', exit_codes.RUN_FAILED)
-      result.failure = failures.describe(e, rc)
-      for line in failures.report_lines(result.failure, result.status):
-        reporter.line(line)
-      if params.verbosity >= 1:
+      if fail(getattr(e, 'status', 'failed'),
+              getattr(e, 'exit_code', exit_codes.RUN_FAILED),
+              failures.describe(e, rc)) and params.verbosity >= 1:
         reporter.line(traceback.format_exc())
     if write_record() and result.record_path:
       reporter.line('Run record: %s' % result.record_path)
@@ -190,7 +200,7 @@ def _variables_description(rc):
   return rc.params.variable_update
 
 
-def _sync_description(rc):
+def sync_description(rc):
   """The header's `Sync:` value: cluster runs only, as in the original."""
   if not rc.cluster:
     return None

@@ -116,29 +116,58 @@ def _validate_engine(p):
           '--%s (%s) is not implemented by --engine=tf2; %s. Drop --%s, or '
           'drop --engine=tf2.' % (name, what, graph_only, name))
   if is_cluster_task(p):
-    raise UsageError(
-        '--engine=tf2 runs in a single process for now (the default '
-        'strategy, or MirroredStrategy over --num_gpus devices); a cluster '
-        'task (--job_name/--cluster_spec/TF_CONFIG) with --variable_update='
-        '%s has no tf2 engine yet: %s.' % (p.variable_update, graph_only))
-  if p.num_gpus > 1 and p.variable_update != 'replicated':
+    _validate_tf2_cluster(p, graph_only)
+  elif p.num_gpus > 1 and p.variable_update != 'replicated':
     raise UsageError(
         '--engine=tf2 over %d devices runs --variable_update=replicated '
         '(MirroredStrategy: a copy per device, gradients all-reduced); '
         '--variable_update=%s over several devices has no tf.distribute '
         'equivalent here: %s. Pass --variable_update=replicated, or drop '
         '--engine=tf2.' % (p.num_gpus, p.variable_update, graph_only))
-  if p.num_gpus > 1 and (p.xla_compile or p.xla):
+  if (p.num_gpus > 1 or is_cluster_task(p)) and (p.xla_compile or p.xla):
     raise UsageError(
         '--xla_compile with --engine=tf2 compiles the whole tf.function '
-        'step, which runs on one device only (a MirroredStrategy step holds '
-        'cross-replica calls XLA cannot compile); %s. Drop --xla_compile '
-        'or run one device (--num_gpus=1).' % graph_only)
+        'step, which runs on one device of a single process only (a '
+        'MirroredStrategy step, or a cluster\'s, holds cross-replica calls '
+        'XLA cannot compile); %s. Drop --xla_compile, or run one device '
+        '(--num_gpus=1) in a single process.' % graph_only)
   if p.optimizer not in TF2_OPTIMIZERS:
     raise UsageError(
         '--optimizer=%s is not implemented by --engine=tf2 (it runs %s); '
         '%s. Pick one of those, or drop --engine=tf2.' % (
             p.optimizer, ' and '.join(TF2_OPTIMIZERS), graph_only))
+
+
+def _validate_tf2_cluster(p, graph_only):
+  """A tf2 cluster task: a mode with a tf.distribute multi-worker strategy
+  (variable_update/modes.py), one replica per worker."""
+  mode = modes.get(p.variable_update)
+  if mode.tf2_cluster_strategy is None:
+    raise UsageError(
+        '--variable_update=%s has no tf.distribute equivalent, so --engine='
+        'tf2 does not run it in a cluster; %s. In a cluster the tf2 engine '
+        'runs %s. Pick one of those, or drop --engine=tf2.' % (
+            p.variable_update, graph_only, '; '.join(
+                '%s (%s)' % (m.name, m.tf2_cluster_strategy)
+                for m in modes.MODES.values() if m.tf2_cluster_strategy)))
+  if mode.tf2_cluster_strategy == modes.PARAMETER_SERVER and (
+      p.cross_replica_sync):
+    raise UsageError(
+        '--engine=tf2 runs parameter_server as %s, which trains '
+        'asynchronously: its coordinator runs each step on some worker, '
+        'which applies its own gradient to the ps variables, and no worker '
+        'waits for another. Synchronous ps training (--cross_replica_sync='
+        'True, the default, with --sync_updates=mean or barrier) has no '
+        'tf.distribute equivalent; %s. Pass --cross_replica_sync=False, or '
+        'drop --engine=tf2.' % (mode.tf2_cluster_strategy, graph_only))
+  if p.num_gpus > 1:
+    raise UsageError(
+        '--engine=tf2 runs one replica per cluster worker: %s places a '
+        'CPU worker\'s replica on its CPU:0 only (it has no virtual-device '
+        'towers), so --num_gpus=%d would train one replica while the flag '
+        'says %d; %s. Drop --num_gpus (start more workers instead), or '
+        'drop --engine=tf2.' % (mode.tf2_cluster_strategy, p.num_gpus,
+                                p.num_gpus, graph_only))
 
 
 # Flags that tune replicated mode's all-reduce (variable_update/all_reduce.py).

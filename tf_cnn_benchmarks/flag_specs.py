@@ -487,7 +487,9 @@ FLAG_SPECS = (
        'Which TensorFlow runtime trains: graph (tf.compat.v1 sessions, as '
        'the original tool) or tf2 (the same models in a tf.function step '
        'under a tf.distribute strategy: the default strategy on one device, '
-       'MirroredStrategy for --num_gpus=N --variable_update=replicated). '
+       'MirroredStrategy for --num_gpus=N --variable_update=replicated; in '
+       'a cluster MultiWorkerMirroredStrategy for the all-reduce modes, '
+       'ParameterServerStrategy for asynchronous parameter_server). '
        'The tf2 engine runs a subset of the flags (see README).',
        enum_values=ENGINES),
     _S(HARNESS, 'peak_gflops', 'float', None,

@@ -40,8 +40,8 @@ class LocalRuntime:
 
   def watch_for_stalls(self):
     """From now on the watchdog watches for a stall (what comes before is
-    Python's, which a signal can always stop); the tf2 engine calls it
-    before its first step."""
+    Python's, which a signal can always stop): from the session on, or
+    around the tf2 engine's build and steps (function_steps)."""
     stall = local_stall.LocalStall(self._params, self._watch.activity,
                                    self._watch.tell)
     self._watch.watch_with(stall.check)
@@ -65,10 +65,22 @@ class LocalRuntime:
     return None
 
   def run_step(self, sess, fetches, options):
-    # Named by its phase (a warm-up step, the timed steps); timed afresh,
-    # so that a stall counts from the step's start.
+    return self.run_function_step(
+        lambda: sess.run(fetches, options=options))
+
+  def run_function_step(self, run):
+    """One step, ``run()`` (a session.run, or the tf2 engine's step),
+    watched: named by its phase (a warm-up step, the timed steps) and
+    timed afresh, so that a stall counts from the step's start."""
     with self._watch.doing(None, step=True):
-      return sess.run(fetches, options=options)
+      return run()
+
+  @contextlib.contextmanager
+  def function_steps(self):
+    """Around the tf2 engine's build and steps (it opens no session):
+    watched for stalls (a build stuck inside TensorFlow too)."""
+    self.watch_for_stalls()
+    yield
 
   def doing(self, text):
     """The main thread is doing ``text`` (stall reports say so)."""

@@ -33,6 +33,7 @@ def tiny_flags(result_dir, **overrides):
   The learning rate is tiny because synthetic images are pixel-valued and
   the trivial model diverges on them at its default rate; the losses still
   move by ~0.1 per step, plenty to tell a right update from a wrong one.
+  An override of None leaves the flag out (its default).
   """
   settings = dict(
       model='trivial', data_name='cifar10', device='cpu', batch_size=2,
@@ -40,7 +41,7 @@ def tiny_flags(result_dir, **overrides):
       optimizer='momentum', init_learning_rate=1e-9, result_dir=result_dir,
       startup_timeout=60, stall_timeout=60)
   settings.update(overrides)
-  return ['--%s=%s' % kv for kv in settings.items()]
+  return ['--%s=%s' % kv for kv in settings.items() if kv[1] is not None]
 
 
 def child_env(extra=None):
@@ -170,6 +171,23 @@ def local_losses(**overrides):
 def read(path):
   with open(path) as f:
     return f.read()
+
+
+def run_by_hand(tmp_path, common, tasks, timeout):
+  """Starts each of ``tasks`` ([(label, its own flags)]) with the flags
+  ``common`` to all, waits up to ``timeout`` s for each; returns
+  ({label: exit code}, {label: output}). Every process is killed."""
+  logs, procs, codes = {}, [], {}
+  try:
+    for label, own in tasks:
+      logs[label] = str(tmp_path / (label + '.log'))
+      procs.append(start([SCRIPT] + list(common) + list(own),
+                         log_path=logs[label]))
+    for (label, _), proc in zip(tasks, procs):
+      codes[label] = proc.wait(timeout=timeout)
+  finally:
+    kill(procs)
+  return codes, {label: read(path) for label, path in logs.items()}
 
 
 def launch_in_background(tmp_path, workers=2, ps=1, env=None, **overrides):

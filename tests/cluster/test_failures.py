@@ -52,6 +52,79 @@ def test_missing_worker_is_named_and_everyone_exits(tmp_path):
   assert 'Root cause: worker1 (ClusterWaitTimeout)' in worker_out
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize('absent', ['worker1', 'worker0'])
+def test_tf2_missing_worker_is_named_and_the_other_exits(tmp_path, absent):
+  """--engine=tf2 (MultiWorkerMirroredStrategy): the worker that came
+  waits for the other to register with the coordination service for
+  --startup_timeout, then exits 4 naming it; also when the absent one is
+  worker0, the service's own host."""
+  workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
+  present = 'worker1' if absent == 'worker0' else 'worker0'
+  log = str(tmp_path / (present + '.log'))
+  flags = helpers.tiny_flags(
+      str(tmp_path), engine='tf2', variable_update='collective_all_reduce',
+      startup_timeout=6) + ['--worker_hosts=' + ','.join(workers),
+                            '--job_name=worker',
+                            '--task_index=' + present[-1]]
+  started = time.monotonic()
+  proc = helpers.start([helpers.SCRIPT] + flags, log_path=log)
+  try:
+    code = proc.wait(timeout=90)
+  finally:
+    helpers.kill([proc])
+  took, output = time.monotonic() - started, helpers.read(log)
+  assert code == exit_codes.UNREACHABLE, output
+  # --startup_timeout, plus loading TensorFlow on a loaded machine.
+  assert took < 6 + 30, output
+  assert re.search(r'Run failed: %s never registered with the cluster '
+                   r'within 6 s \(--startup_timeout; TensorFlow: ' % absent,
+                   output), output
+  assert 'unreachable: %s (%s: connection refused)' % (
+      absent, workers[int(absent[-1])]) in output, output
+  assert 'Root cause: %s (ClusterWaitTimeout)' % absent in output
+  rec = helpers.records(str(tmp_path))[present]
+  assert rec['status'] == 'unreachable'
+  assert rec['failure']['task'] == absent
+  assert rec['config']['engine'] == 'tf2'
+
+
+@pytest.mark.timeout(120)
+def test_tf2_parameter_server_missing_worker_is_named(tmp_path):
+  """--engine=tf2 parameter_server: worker1 never starts. The coordinator
+  (controller0) waits for every serving task's port for --startup_timeout
+  before ParameterServerStrategy connects (TensorFlow would wait
+  unbounded), then exits 4 naming worker1; the serving tasks, which never
+  heard from the coordinator, give up after --startup_timeout too."""
+  hosts = {job: ['127.0.0.1:%d' % helpers.free_port() for _ in range(n)]
+           for job, n in (('ps', 1), ('worker', 2), ('controller', 1))}
+  common = helpers.tiny_flags(
+      str(tmp_path), engine='tf2', variable_update='parameter_server',
+      cross_replica_sync=False, startup_timeout=6) + [
+          '--%s_hosts=%s' % (job, ','.join(addresses))
+          for job, addresses in hosts.items() if job != 'controller'] + [
+              '--controller_host=' + hosts['controller'][0]]
+  tasks = [('ps0', ['--job_name=ps', '--task_index=0']),
+           ('worker0', ['--job_name=worker', '--task_index=0']),
+           ('controller0', ['--job_name=controller', '--task_index=0'])]
+  started = time.monotonic()
+  codes, out = helpers.run_by_hand(tmp_path, common, tasks, 90)
+  took = time.monotonic() - started
+  assert codes == {'ps0': exit_codes.UNREACHABLE,
+                   'worker0': exit_codes.UNREACHABLE,
+                   'controller0': exit_codes.UNREACHABLE}, out
+  # --startup_timeout, plus loading TensorFlow on a loaded machine.
+  assert took < 6 + 30, out
+  assert ('no server answered at worker1 (%s: connection refused) within '
+          '6 s' % hosts['worker'][1]) in out['controller0'], out
+  assert 'Root cause: worker1 (ClusterWaitTimeout)' in out['controller0']
+  rec = helpers.records(str(tmp_path))['controller0']
+  assert rec['status'] == 'unreachable'
+  assert rec['failure']['task'] == 'worker1'
+  for label in ('ps0', 'worker0'):
+    assert 'controller0 never appeared within 6 s' in out[label], out
+
+
 def _run_alone(tmp_path, ps_hosts, timeout):
   """worker0 of a cluster whose ps tasks are at ``ps_hosts``; returns
   (exit code, output, seconds taken)."""
@@ -102,8 +175,15 @@ def test_session_creation_with_a_silent_peer_is_bounded(tmp_path):
 
 
 @pytest.mark.timeout(150)
-def test_launcher_sigterm_tears_every_task_down(tmp_path):
-  process, log = helpers.launch_in_background(tmp_path)
+@pytest.mark.parametrize('engine,cluster', [
+    ('graph', dict(ps=1, variable_update='parameter_server')),
+    # TensorFlow's preemption notifier takes SIGTERM when the strategy
+    # starts; the run's stop request takes it back (stop_request.py).
+    ('tf2', dict(ps=0, variable_update='collective_all_reduce')),
+])
+def test_launcher_sigterm_tears_every_task_down(tmp_path, engine, cluster):
+  process, log = helpers.launch_in_background(tmp_path, engine=engine,
+                                              **cluster)
   try:
     pids = helpers.wait_until_step(process, log)
     process.send_signal(signal.SIGTERM)

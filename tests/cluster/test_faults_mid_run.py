@@ -87,19 +87,26 @@ def test_worker_killed_asynchronous_others_carry_on(tmp_path):
       tmp_path, 'worker1', after=('worker1', 100), cross_replica_sync=False,
       num_batches=3000, display_every=100)
   assert took < 60
-  # The survivor finished every step, said what happened, and succeeded.
-  worker0 = helpers.task_lines(output, 'worker0')
-  assert any(l.startswith('3000\t') for l in worker0), output
+  # ps0 too left by itself, once worker0 was done and worker1 gone.
+  _assert_carried_on_without_worker1(tmp_path, code, output, pids,
+                                     'worker0', 3000)
+
+
+def _assert_carried_on_without_worker1(tmp_path, code, output, pids,
+                                       trainer, steps):
+  """``trainer`` finished every step, said what happened and succeeded;
+  the run as a whole failed, first at worker1; every task left by
+  itself."""
+  lines = helpers.task_lines(output, trainer)
+  assert any(l.startswith('%d\t' % steps) for l in lines), output
   assert any(l.startswith('worker1 is gone') and 'carry on' in l
-             for l in worker0), output
-  rec = helpers.records(str(tmp_path))['worker0']
+             for l in lines), output
+  rec = helpers.records(str(tmp_path))[trainer]
   assert rec['status'] == 'ok'
   assert [f['task'] for f in rec['peer_failures']] == ['worker1']
-  # The run as a whole failed, first at worker1.
   assert code == exit_codes.RUN_FAILED, output
   assert 'First failure: worker1 was killed by SIGKILL' in output
-  assert re.search(r'\[launch\] worker0 +exit 0', output), output
-  # ps0 too left by itself, once worker0 was done and worker1 gone.
+  assert re.search(r'\[launch\] %s +exit 0' % trainer, output), output
   helpers.assert_ended_by_themselves(output)
   helpers.assert_no_orphans(pids)
 
@@ -141,6 +148,175 @@ def test_collective_worker_stopped_is_named_by_every_worker(tmp_path):
   for label in ('worker0', 'worker1', 'worker3'):
     assert recs[label]['failure']['task'] == 'worker2', (label, run.output)
   helpers.assert_no_orphans(run.pids)
+
+
+# A tf2 cluster: MultiWorkerMirroredStrategy over 2 workers, no ps.
+_TF2 = dict(engine='tf2', variable_update='collective_all_reduce', ps=0)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize('victim', ['worker0', 'worker1'])
+def test_tf2_worker_killed_is_named_by_the_other(tmp_path, victim):
+  """--engine=tf2: a worker SIGKILLed mid-run; the other's all-reduce
+  fails (or its probes find the port closed first) and it exits 1 within
+  seconds naming the victim, also when the victim is worker0, which hosts
+  the coordination service and the board."""
+  survivor = 'worker1' if victim == 'worker0' else 'worker0'
+  code, output, pids, took = run_and_kill(
+      tmp_path, victim, after=('worker1', 50), **_TF2)
+  assert code == exit_codes.RUN_FAILED, output
+  assert took < 20, output
+  assert 'First failure: %s was killed by SIGKILL' % victim in output
+  helpers.assert_ended_by_themselves(output)
+  assert 'Root cause: %s (PeerGone)' % victim in helpers.task_lines(
+      output, survivor), output
+  assert failure_lines(output, survivor)[0].startswith(
+      'Run failed: %s is gone' % victim), output
+  recs = helpers.records(str(tmp_path))
+  assert set(recs) == {survivor}
+  assert recs[survivor]['status'] == 'failed'
+  assert recs[survivor]['failure']['task'] == victim
+  assert recs[survivor]['failure']['type'] == 'PeerGone'
+  helpers.assert_no_orphans(pids)
+
+
+@pytest.mark.timeout(120)
+def test_tf2_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
+  """--engine=tf2: worker1 blocks before its step 8 (test fault) while its
+  coordination agent keeps sending heartbeats, so only the board tells:
+  a stall report from both workers, then exit 3 naming worker1, within
+  --stall_timeout + --stall_shutdown_timeout and a margin."""
+  output = _stalled_at_worker1_step8(tmp_path, **_TF2)
+  for label in ('worker0', 'worker1'):
+    lines = helpers.task_lines(output, label)
+    assert any(l.startswith('Stall report from %s: no step completed in the '
+                            'cluster for' % label) for l in lines), output
+    assert ('  steps: worker0 in step 8, worker1 done with step 7, not in '
+            'a step') in lines, output
+    assert 'Root cause: worker1 (Stalled)' in lines, output
+  assert any(l.startswith('  this task: step 8: in the all-reduce, which '
+                          'needs every worker (missing: worker1)')
+             for l in helpers.task_lines(output, 'worker0')), output
+  assert any(l.startswith('  this task: held before step 8') for l in
+             helpers.task_lines(output, 'worker1')), output
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert recs[label]['status'] == 'stalled'
+    assert recs[label]['failure']['task'] == 'worker1'
+  assert re.search(r'First failure: worker1: no step completed in the '
+                   r'cluster for \d+ s; worker1 is stuck', output), output
+  helpers.assert_no_orphans(helpers.task_pids(output))
+
+
+def _freeze_worker1(tmp_path, after, until_gone, **overrides):
+  """Launches; SIGSTOPs worker1 once ``after`` (label, step) was reached;
+  waits for task ``until_gone`` to end, then wakes worker1 (it finds its
+  peers gone and leaves too) and waits for the launcher. Returns (output,
+  pids, seconds from the freeze to ``until_gone``'s end)."""
+  process, log = helpers.launch_in_background(tmp_path, **overrides)
+  pids = {}
+  try:
+    pids = helpers.wait_until_step(process, log, *after)
+    os.kill(pids['worker1'], signal.SIGSTOP)
+    frozen_at = time.monotonic()
+    try:
+      helpers.wait_for(lambda: not helpers.pid_alive(pids[until_gone]), 60,
+                       '%s to end' % until_gone)
+      took = time.monotonic() - frozen_at
+    finally:
+      os.kill(pids['worker1'], signal.SIGCONT)
+    process.wait(timeout=60)
+  finally:
+    helpers.kill([process])
+  return helpers.read(log), pids, took
+
+
+@pytest.mark.timeout(150)
+def test_tf2_frozen_worker_is_named_from_the_coordination_service(tmp_path):
+  """--engine=tf2: worker1 SIGSTOPped mid-run still accepts connections
+  (no probe finds it) and stopped inside no step of the board; the
+  coordination service, which hears no heartbeat from it, aborts worker0's
+  all-reduce naming it, and worker0 ends stalled (exit 3) naming worker1,
+  long before its own stall bound (--stall_timeout=60)."""
+  output, pids, took = _freeze_worker1(tmp_path, ('worker1', 50), 'worker0',
+                                       **_TF2)
+  # The heartbeat timeout, the root cause search, and a loaded machine.
+  assert took < 30, output
+  assert 'Root cause: worker1 (Stalled)' in helpers.task_lines(
+      output, 'worker0'), output
+  rec = helpers.records(str(tmp_path))['worker0']
+  assert rec['status'] == 'stalled'
+  assert rec['failure']['task'] == 'worker1'
+  assert rec['failure']['message'].startswith('worker1 is frozen')
+  assert re.search(r'First failure: worker1\b', output), output
+  helpers.assert_no_orphans(pids)
+
+
+# A tf2 ParameterServerStrategy cluster: 1 ps, 2 workers, its coordinator
+# (the controller task).
+_TF2_PS = dict(engine='tf2', variable_update='parameter_server',
+               cross_replica_sync=False, ps=1)
+
+
+@pytest.mark.timeout(120)
+def test_tf2_parameter_server_ps_killed_the_coordinator_names_it(tmp_path):
+  """ParameterServerStrategy cannot train without a ps: the coordinator
+  names ps0 within seconds (exit 1) and tells the workers it is done."""
+  code, output, pids, took = run_and_kill(
+      tmp_path, 'ps0', after=('controller0', 50), **_TF2_PS)
+  assert code == exit_codes.RUN_FAILED, output
+  assert took < 20, output
+  assert 'First failure: ps0 was killed by SIGKILL' in output
+  helpers.assert_ended_by_themselves(output)
+  assert 'Root cause: ps0 (PeerGone)' in helpers.task_lines(
+      output, 'controller0'), output
+  assert failure_lines(output, 'controller0')[0].startswith(
+      'Run failed: ps0 is gone'), output
+  for worker in ('worker0', 'worker1'):
+    assert '%s: every client is done; exiting' % worker in \
+        helpers.task_lines(output, worker), output
+  rec = helpers.records(str(tmp_path))['controller0']
+  assert rec['status'] == 'failed'
+  assert rec['failure']['task'] == 'ps0'
+  helpers.assert_no_orphans(pids)
+
+
+@pytest.mark.timeout(150)
+def test_tf2_parameter_server_worker_killed_the_coordinator_carries_on(
+    tmp_path):
+  """A worker lost mid-run: the coordinator runs the steps on the other
+  one, says so once, finishes and lists it in its record; the run as a
+  whole failed first at worker1 (as the graph engine's asynchronous
+  cluster)."""
+  code, output, pids, took = run_and_kill(
+      tmp_path, 'worker1', after=('controller0', 50), num_batches=600,
+      **_TF2_PS)
+  assert took < 90, output
+  _assert_carried_on_without_worker1(tmp_path, code, output, pids,
+                                     'controller0', 600)
+
+
+@pytest.mark.timeout(150)
+def test_tf2_parameter_server_frozen_worker_is_named_as_the_stall(tmp_path):
+  """A worker SIGSTOPped mid-run accepts connections but runs nothing, so
+  the step the coordinator scheduled on it never returns (TensorFlow's
+  coordinator has no deadline): the stall report, then exit 3 naming the
+  frozen worker; the others get "done"."""
+  output, pids, _ = _freeze_worker1(
+      tmp_path, ('controller0', 20), 'controller0', display_every=10,
+      stall_timeout=4, stall_shutdown_timeout=3, **_TF2_PS)
+  controller = helpers.task_lines(output, 'controller0')
+  assert any(l.startswith('Stall report from controller0') for l in
+             controller), output
+  assert any(l.startswith('  frozen: worker1 (') for l in controller), output
+  assert 'Root cause: worker1 (Stalled)' in controller, output
+  rec = helpers.records(str(tmp_path))['controller0']
+  assert rec['status'] == 'stalled'
+  assert rec['failure']['task'] == 'worker1'
+  assert re.search(r'\[launch\] controller0 +exit 3', output), output
+  assert 'worker0: every client is done; exiting' in helpers.task_lines(
+      output, 'worker0'), output
+  helpers.assert_no_orphans(pids)
 
 
 def _hold_port_after_kill(pid, port, seconds):
@@ -191,25 +367,34 @@ def test_ps_whose_port_outlives_its_connections_is_still_named(tmp_path):
   helpers.assert_no_orphans(run.pids)
 
 
+def _stalled_at_worker1_step8(tmp_path, **overrides):
+  """A cluster whose worker1 blocks before its step 8 (test fault), run to
+  its end: every task exits 3 by itself, within the stall bound and a
+  margin. Returns the output."""
+  started = time.monotonic()
+  process, log = helpers.launch_in_background(
+      tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step8'},
+      display_every=1, stall_timeout=4, stall_shutdown_timeout=3,
+      **overrides)
+  try:
+    code = process.wait(timeout=90)
+  finally:
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert time.monotonic() - started < 75
+  assert code == exit_codes.STALLED, output
+  helpers.assert_ended_by_themselves(output)
+  return output
+
+
 @pytest.mark.timeout(120)
 def test_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
   """worker1 blocks before its step 8 (test fault): a stall report from
   every task, then exit 3 naming worker1; no checkpoint while stalled."""
   train_dir = str(tmp_path / 'train')
-  started = time.monotonic()
   with helpers.CheckpointSaves(train_dir) as saves:
-    process, log = helpers.launch_in_background(
-        tmp_path, env={helpers.FAULT_ENV: 'stall:worker1:step8'},
-        display_every=1, stall_timeout=4, stall_shutdown_timeout=3,
-        train_dir=train_dir, save_model_steps=2)
-    try:
-      code = process.wait(timeout=90)
-    finally:
-      helpers.kill([process])
-  output = helpers.read(log)
-  assert time.monotonic() - started < 75
-  assert code == exit_codes.STALLED, output
-  helpers.assert_ended_by_themselves(output)
+    output = _stalled_at_worker1_step8(tmp_path, train_dir=train_dir,
+                                       save_model_steps=2)
   for label in ('worker0', 'worker1', 'ps0'):
     lines = helpers.task_lines(output, label)
     assert any(l.startswith('Stall report from %s: no step completed in the '
@@ -314,17 +499,7 @@ def test_corrupt_data_on_one_worker_is_named_by_all(tmp_path):
                         '--data_dir=' + good]),
            ('worker1', ['--job_name=worker', '--task_index=1',
                         '--data_dir=' + bad])]
-  logs, procs, codes = {}, [], {}
-  try:
-    for label, own in tasks:
-      logs[label] = str(tmp_path / (label + '.log'))
-      procs.append(helpers.start([helpers.SCRIPT] + common + own,
-                                 log_path=logs[label]))
-    for (label, _), proc in zip(tasks, procs):
-      codes[label] = proc.wait(timeout=100)
-  finally:
-    helpers.kill(procs)
-  out = {label: helpers.read(path) for label, path in logs.items()}
+  codes, out = helpers.run_by_hand(tmp_path, common, tasks, 100)
   assert codes == {'ps0': 0, 'worker0': 1, 'worker1': 1}, out
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):
@@ -333,8 +508,6 @@ def test_corrupt_data_on_one_worker_is_named_by_all(tmp_path):
     assert recs[label]['failure']['type'] == 'DataError'
     assert recs[label]['failure']['task'] == 'worker1'
   assert 'Run failed: worker1 failed first: ' in out['worker0']
-  for proc in procs:
-    assert not helpers.pid_alive(proc.pid)
 
 
 @pytest.mark.timeout(120)

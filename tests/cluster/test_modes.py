@@ -200,3 +200,95 @@ def test_distributed_replicated_relaxed_pushes_the_previous_steps_mean(
   assert not np.allclose(relaxed, strong, rtol=1e-5)
   np.testing.assert_allclose(relaxed[1:], strong[:-1], rtol=1e-5)
   _assert_same_math(helpers.records(str(tmp_path)), 2, relaxed)
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize('mode', ['collective_all_reduce',
+                                  'distributed_all_reduce'])
+def test_tf2_multi_worker_mirrored_equals_two_local_towers(tmp_path, mode):
+  """--engine=tf2: MultiWorkerMirroredStrategy over 2 workers trains what
+  the graph engine trains with 2 towers in one process (--num_gpus=2
+  replicated): each worker reports its replica's loss, and their mean is
+  the graph engine's loss, step by step. lenet at its default learning
+  rate: the losses fall by ~1 a step, so a gradient not averaged across
+  workers, or a worker on the other's batch, is far outside the
+  tolerance. distributed_all_reduce starts no controller under tf2."""
+  overrides = dict(model='lenet', data_name='imagenet',
+                   init_learning_rate=None)
+  code, output = helpers.launch(
+      ['--workers', '2'],
+      helpers.tiny_flags(tmp_path, engine='tf2', variable_update=mode,
+                         **overrides))
+  _assert_clean_finish(code, output, ['worker0', 'worker1'], str(tmp_path))
+  assert '[controller' not in output
+  chief = helpers.task_lines(output, 'worker0')
+  assert ('Variables:   %s (tf2 engine: tf.function, '
+          'MultiWorkerMirroredStrategy)' % mode) in chief, output
+  assert helpers.chief_global_steps(chief) == helpers.NUM_BATCHES
+  recs = helpers.records(str(tmp_path))
+  for rec in recs.values():
+    assert rec['config']['engine'] == 'tf2'
+    assert rec['config']['num_workers'] == 2
+  reference = helpers.local_losses(num_gpus=2, **overrides)
+  assert reference[0] - reference[-1] > 0.5, reference
+  _assert_same_math(recs, 2, reference)
+
+
+# --engine=tf2 --variable_update=parameter_server: ParameterServerStrategy
+# (asynchronous only), the launcher's controller task its coordinator.
+_TF2_PS = dict(engine='tf2', variable_update='parameter_server',
+               cross_replica_sync=False, model='lenet', data_name='imagenet')
+
+
+@pytest.mark.timeout(180)
+def test_tf2_parameter_server_one_worker_equals_one_local_device(tmp_path):
+  """With one worker, ParameterServerStrategy's steps run one after the
+  other, each applying its gradient to the variables on ps0: exactly a
+  single process's training on one device (the graph engine's), step by
+  step. (With more workers the order of their updates is the runtime's,
+  so no two runs are equal: see the next test.)"""
+  code, output = helpers.launch(
+      ['--ps', '1', '--workers', '1'],
+      helpers.tiny_flags(tmp_path, init_learning_rate=None, **_TF2_PS))
+  _assert_clean_finish(code, output, ['ps0', 'worker0', 'controller0'],
+                       str(tmp_path))
+  controller = helpers.task_lines(output, 'controller0')
+  assert ('Variables:   parameter_server (tf2 engine: tf.function, '
+          'ParameterServerStrategy)') in controller, output
+  for task in ('ps0', 'worker0'):
+    assert '%s: every client is done; exiting' % task in \
+        helpers.task_lines(output, task), output
+  record = helpers.records(str(tmp_path))['controller0']
+  reference = helpers.local_losses(
+      model='lenet', data_name='imagenet', init_learning_rate=None,
+      variable_update='parameter_server')
+  assert reference[0] - reference[-1] > 0.3, reference
+  np.testing.assert_allclose(helpers.step_losses(record), reference,
+                             rtol=1e-5)
+
+
+@pytest.mark.timeout(180)
+def test_tf2_parameter_server_two_workers_train_asynchronously(tmp_path):
+  """Two workers: each of the coordinator's steps runs one step on each
+  worker, each applying its own gradient (the graph engine's
+  --cross_replica_sync=False): the global step counts both, and the loss
+  falls. Only that is compared: which worker reads the weights before the
+  other's update is up to the runtime, as in the graph engine's
+  asynchronous mode, so no loss sequence is reproducible."""
+  steps = 12
+  code, output = helpers.launch(
+      ['--ps', '1', '--workers', '2'],
+      helpers.tiny_flags(tmp_path, optimizer='sgd', init_learning_rate=0.002,
+                         num_batches=steps, **_TF2_PS))
+  _assert_clean_finish(code, output,
+                       ['ps0', 'worker0', 'worker1', 'controller0'],
+                       str(tmp_path))
+  assert "the controller's total" in output
+  controller = helpers.task_lines(output, 'controller0')
+  assert 'Sync:        False' in controller
+  assert helpers.chief_global_steps(controller) == 2 * steps, output
+  record = helpers.records(str(tmp_path))['controller0']
+  assert record['config']['engine'] == 'tf2'
+  losses = helpers.step_losses(record)
+  assert len(losses) == steps
+  assert np.mean(losses[-3:]) < 0.5 * np.mean(losses[:3]), losses

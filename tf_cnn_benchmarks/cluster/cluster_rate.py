@@ -12,19 +12,25 @@ from tf_cnn_benchmarks.cluster import roles
 
 class ClusterRate:
 
-  def __init__(self, role, params, global_step, images_per_global_step):
+  def __init__(self, role, params, read_step, images_per_global_step):
+    """``read_step(sess)``: the global step now (None: the run has none)."""
     self.role = role
     # Without training the global step stands still: no cluster rate.
     # (--eval runs in a single process only.)
-    self._counts = (role.is_chief and global_step is not None and
+    self._counts = (role.is_chief and read_step is not None and
                     not params.forward_only)
-    self.global_step = global_step
+    self._read_step = read_step
     self.images_per_global_step = images_per_global_step
     self._step_at_start = None
 
-  def _read_step(self, sess):
-    return int(sess.run(self.global_step, options=deadlines.bounded(
-        deadlines.RPC_TIMEOUT_MS)))
+  @classmethod
+  def of_graph(cls, role, params, global_step, images_per_global_step):
+    """The graph engine's: its global step read by a bounded session.run."""
+    def read_step(sess):
+      return int(sess.run(global_step, options=deadlines.bounded(
+          deadlines.RPC_TIMEOUT_MS)))
+    return cls(role, params, read_step if global_step is not None else None,
+               images_per_global_step)
 
   def timing_starts(self, sess):
     if self._counts:

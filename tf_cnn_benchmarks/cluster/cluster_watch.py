@@ -104,10 +104,14 @@ class ClusterWatch:
       self.board_error = (failures.first_line(value)
                           if isinstance(value, Exception) else value)
     # Suspicion: the cluster is quiet, or one client is (in an
-    # asynchronous cluster the others keep the cluster moving).
+    # asynchronous cluster the others keep the cluster moving). The
+    # workers of ParameterServerStrategy are not on the board (its
+    # coordinator is the one client) and the run goes on without one, so
+    # nothing would ever look quiet: they are probed all the time.
     suspect_after = max(SUSPECT_AFTER_SECONDS, 3 * typical_step_seconds)
     if (not ok or self._quiet_client(now, suspect_after) or
-        now - self.last_progress >= suspect_after):
+        now - self.last_progress >= suspect_after or
+        (self.role.in_graph and not self.role.lockstep)):
       return self._check_peers(now)
     return None
 
@@ -150,7 +154,7 @@ class ClusterWatch:
         continue
       # Without a worker an asynchronous cluster trains on; without a ps
       # (or in lockstep) nobody can.
-      if self.role.lockstep or label not in self.labels:
+      if not self.role.can_train_without(label):
         return self.prober.lost_peer_ending(label, probes,
                                             self.finished_normally)
       self._carry_on(label, peer_failures.peer_gone(

@@ -123,14 +123,15 @@ class Plan:
 
   def __init__(self, args, benchmark_flags, chosen):
     mode = cluster_command.cluster_mode('k8s', chosen)
-    if args.form == TFJOB and mode.needs_controller:
+    controller = roles.has_controller(mode, chosen.engine)
+    if args.form == TFJOB and controller:
       raise flags.UsageError(
           '--variable_update=%s needs a controller task, and a TFJob has no '
           'replica type for one; use --form=plain.' % mode.name)
     self.args = args
     self.num_ps = cluster_command.num_ps_tasks(args, mode)
     self.counts = {roles.PS: self.num_ps, roles.WORKER: args.workers,
-                   roles.CONTROLLER: int(mode.needs_controller)}
+                   roles.CONTROLLER: int(controller)}
     result_dir = chosen['result_dir']
     if result_dir.present and not os.path.isabs(result_dir.value or ''):
       raise flags.UsageError(

@@ -54,8 +54,8 @@ def summarize(tasks, write):
     write('%-12s %s%s%s' % (task.label, where, state, detail))
   summed = None
   if controller_total is not None:
-    write('Cluster total images/sec: %.2f (the controller\'s total: one '
-          'graph over every worker)' % controller_total)
+    write('Cluster total images/sec: %.2f (the controller\'s total: it '
+          'runs every worker\'s steps)' % controller_total)
     summed = controller_total
   elif own_rates:
     summed = sum(own_rates)

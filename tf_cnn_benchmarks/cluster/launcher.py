@@ -98,7 +98,7 @@ def build_tasks(args, benchmark_flags, chosen, python=None):
   python = python or sys.executable
   mode = cluster_command.cluster_mode('The launcher', chosen)
   num_ps = cluster_command.num_ps_tasks(args, mode)
-  with_controller = mode.needs_controller
+  with_controller = roles.has_controller(mode, chosen.engine)
   tasks_by_job = ([(roles.PS, i) for i in range(num_ps)] +
                   [(roles.WORKER, i) for i in range(args.workers)] +
                   ([(roles.CONTROLLER, 0)] if with_controller else []))

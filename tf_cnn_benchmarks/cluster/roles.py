@@ -17,12 +17,16 @@ import json
 import os
 from typing import Dict, List, Optional, Tuple
 
+from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks import tf_config
 from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.usage_errors import UsageError
 from tf_cnn_benchmarks.variable_update import modes
 
 PS, WORKER, CONTROLLER = 'ps', 'worker', 'controller'
+# The controller's job name in TensorFlow's cluster spec, under the tf2
+# engine's ParameterServerStrategy.
+TF2_COORDINATOR = 'chief'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +45,8 @@ class ClusterRole:
   target: str = ''
   # --sync_updates: how a synchronous ps-mode cluster updates.
   sync_updates: str = 'mean'
+  # --engine: which runtime trains (the tf2 engine has no controller).
+  engine: str = flag_specs.GRAPH_ENGINE
 
   @property
   def num_workers(self):
@@ -71,7 +77,7 @@ class ClusterRole:
   @property
   def in_graph(self):
     """One graph over every worker, run by the controller?"""
-    return self.mode.needs_controller
+    return has_controller(self.mode, self.engine)
 
   @property
   def lockstep(self):
@@ -98,9 +104,20 @@ class ClusterRole:
 
   def serving_tasks(self):
     """Tasks that only serve variables/devices and wait to hear 'done'."""
+    ps_tasks = [(PS, i) for i in range(self.num_ps)]
     if self.in_graph:
-      return [(WORKER, i) for i in range(self.num_workers)]
-    return [(PS, i) for i in range(self.num_ps)]
+      return ps_tasks + [(WORKER, i) for i in range(self.num_workers)]
+    return ps_tasks
+
+  def can_train_without(self, label):
+    """Can the cluster's training go on once task ``label`` is gone?
+
+    Only an asynchronous cluster without one of its workers: the graph
+    engine's other workers step on alone, and ParameterServerStrategy's
+    coordinator runs the steps on the workers left. Without a ps, or in
+    lockstep, nobody can.
+    """
+    return not self.lockstep and label.startswith(WORKER)
 
   def clients(self):
     """Tasks that run training sessions (and so say 'done' when leaving)."""
@@ -165,7 +182,26 @@ class ClusterRole:
     return towers, self.device + '/device:CPU:0', self.num_workers
 
   def tf_cluster_def(self):
-    return {job: list(hosts) for job, hosts in self.jobs.items() if hosts}
+    """The cluster as TensorFlow's ClusterSpec dict. The tf2 engine's
+    controller is ParameterServerStrategy's coordinator, a job TensorFlow
+    requires to be called "chief"."""
+    renamed = {CONTROLLER: TF2_COORDINATOR} if (
+        self.engine == flag_specs.TF2_ENGINE) else {}
+    return {renamed.get(job, job): list(hosts)
+            for job, hosts in self.jobs.items() if hosts}
+
+
+def has_controller(mode, engine):
+  """Does a cluster of ``mode`` (modes.Mode) run by ``engine`` have a
+  controller task, which alone trains while the workers (and ps tasks)
+  serve? The graph engine's in-graph modes: the controller runs one graph
+  over every worker. With --engine=tf2, ParameterServerStrategy: the
+  controller is its coordinator (TensorFlow's "chief"), which runs each
+  step on a worker; MultiWorkerMirroredStrategy has none (every worker
+  runs its own step)."""
+  if engine == flag_specs.GRAPH_ENGINE:
+    return mode.needs_controller
+  return mode.tf2_cluster_strategy == modes.PARAMETER_SERVER
 
 
 def parse_host_list(text, flag):
@@ -336,17 +372,24 @@ def resolve_role(params):
     raise UsageError(
         '--variable_update=%s uses no parameter servers; drop '
         '--ps_hosts (or "ps" from --cluster_spec).' % mode.name)
-  if mode.needs_controller and not jobs[CONTROLLER]:
+  controller = has_controller(mode, params.engine)
+  if controller and not jobs[CONTROLLER]:
     raise UsageError(
-        '--variable_update=%s runs one graph driven by a controller '
-        'task: give --controller_host (and start it with '
-        '--job_name=controller).' % mode.name)
-  if not mode.needs_controller and (jobs[CONTROLLER] or
-                                    job_name == CONTROLLER):
+        '--variable_update=%s with --engine=%s is driven by a controller '
+        'task (%s): give --controller_host (and start it with '
+        '--job_name=controller).' % (
+            mode.name, params.engine,
+            'one graph over every worker' if params.engine ==
+            flag_specs.GRAPH_ENGINE else 'ParameterServerStrategy\'s '
+            'coordinator, TensorFlow\'s "chief"'))
+  if not controller and (jobs[CONTROLLER] or job_name == CONTROLLER):
     raise UsageError(
-        'A controller task only exists in --variable_update=%s (this run '
-        'is %s); drop --controller_host / --job_name=controller.' % (
-            ', '.join(modes.names(needs_controller=True)), mode.name))
+        'A controller task only exists in --variable_update=%s with the '
+        'graph engine, and in parameter_server with --engine=tf2 (this run '
+        'is %s, --engine=%s); drop --controller_host / '
+        '--job_name=controller.' % (
+            ', '.join(modes.names(needs_controller=True)), mode.name,
+            params.engine))
   hosts = jobs[job_name]
   if not 0 <= task_index < len(hosts):
     raise UsageError(
@@ -365,6 +408,7 @@ def resolve_role(params):
                      variable_update=mode.name,
                      cross_replica_sync=params.cross_replica_sync,
                      sync_updates=params.sync_updates,
+                     engine=params.engine,
                      step_deadline_seconds=deadlines.step_deadline_seconds(
                          params))
 

@@ -1,7 +1,8 @@
 """What one task of a cluster does, by its role, and how its process ends.
 
   worker (between-graph modes), controller: build the graph, train, report
-    (driver.run with the cluster's RunConfig);
+    (driver.run with the cluster's RunConfig); with --engine=tf2, the tf2
+    engine under the strategy its runtime starts (tf2_runtime.py);
   ps, and the workers of distributed_all_reduce: serve until every client
     is done or gone (serving_task.py).
 
@@ -15,6 +16,7 @@ import sys
 
 from tf_cnn_benchmarks import driver
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import run_config
 from tf_cnn_benchmarks.cluster import runtime
@@ -52,5 +54,12 @@ def _run(params, role):
 def _train(params, role, rc):
   # The runtime starts the server inside the run, so that a signal while
   # it starts is handled like one in any later phase (liveness/).
+  if params.engine == flag_specs.TF2_ENGINE:
+    from tf_cnn_benchmarks.cluster import tf2_runtime  # pylint: disable=g-import-not-at-top
+    from tf_cnn_benchmarks.engine_tf2 import engine  # pylint: disable=g-import-not-at-top
+    task_runtime = tf2_runtime.Tf2ClusterRuntime(role, params)
+    return driver.run(params, rc=rc, runtime=task_runtime,
+                      engine=engine.Tf2Engine(task_runtime.strategy)
+                      ).exit_code
   return driver.run(params, rc=rc,
                     runtime=runtime.ClusterRuntime(role, params)).exit_code

@@ -46,7 +46,7 @@ _HURRIED_DONE_MS = 2000
 # after its own note until every other client has left one or is gone: a
 # peer still looking for the root cause (root_cause.py) reads the board
 # here, and would otherwise find only that the board's host is gone.
-_BOARD_HOST_WAIT_SECONDS = root_cause.PEER_FAILURE_WAIT_SECONDS + 2.0
+BOARD_HOST_WAIT_SECONDS = root_cause.PEER_FAILURE_WAIT_SECONDS + 2.0
 # ... when leaving in a hurry (within liveness/run_exit.LEAVING_SECONDS).
 _HURRIED_BOARD_HOST_WAIT_SECONDS = 3.0
 
@@ -108,8 +108,8 @@ class ClusterRuntime:
         board_device, len(self.labels), self.client_index)
     self._hosts_board = board_device.startswith(self.role.device + '/')
     self.done = done_signals.DoneSignals(self.role)
-    self.rate = cluster_rate.ClusterRate(self.role, self.params, global_step,
-                                         needs.images_per_global_step)
+    self.rate = cluster_rate.ClusterRate.of_graph(
+        self.role, self.params, global_step, needs.images_per_global_step)
     with tf1.device(self.role.device):
       # The first run of a session creates it; TensorFlow then waits for
       # every peer, unbounded, so that run is a no-op the watchdog times.
@@ -166,11 +166,7 @@ class ClusterRuntime:
                                       note_stragglers=self._note_stragglers)
     self.watchdog.start()
     try:
-      names = ', '.join(sorted(peers))
-      with run_watch.phase('peers', 'waiting for %s to accept connections'
-                           % names):
-        reachability.wait_for(peers, self.params.startup_timeout,
-                              '%s cannot start' % self.role.task_name)
+      names = self.wait_for_peers(peers)
       with run_watch.phase('session', '%s (TensorFlow waits for every one '
                            'of %s)' % (watchdog.CREATING_SESSION, names)):
         sess = tf1.Session(self.role.target, graph=graph, config=config)
@@ -187,10 +183,21 @@ class ClusterRuntime:
         self._on_failure(sess, e)
         raise
       finally:
-        self._wait_for_the_others(sess, _BOARD_HOST_WAIT_SECONDS)
+        self._wait_for_the_others(sess, BOARD_HOST_WAIT_SECONDS)
         self.done.send(sess)
     finally:
       self.watchdog.stop()
+
+  def wait_for_peers(self, peers):
+    """Waits (phase 'peers', at most --startup_timeout) until every one of
+    ``peers`` ({label: address}) accepts connections: TensorFlow would
+    wait for them unbounded. Returns their names, for the next phase."""
+    names = ', '.join(sorted(peers))
+    with self.run_watch.phase('peers', 'waiting for %s to accept '
+                              'connections' % names):
+      reachability.wait_for(peers, self.params.startup_timeout,
+                            '%s cannot start' % self.role.task_name)
+    return names
 
   def initialize(self, sess, built, restore):
     self.start.run(sess, built, restore, self.board, self.doing)
@@ -207,13 +214,19 @@ class ClusterRuntime:
 
   def run_step(self, sess, fetches, options):
     """One step's session.run (the driver's), watched."""
+    return self._counted_step(sess,
+                              lambda: sess.run(fetches, options=options))
+
+  def _counted_step(self, sess, run):
+    """One step, ``run()``: watched, with its test fault, and counted on
+    the board around it when the step itself cannot count it."""
     self._steps_run += 1
     step = self._steps_run
     with self.watchdog.doing('step %d' % step, step=True):
       fault_injection.before_step(self._fault, step, self.watchdog.say)
       if not self._board_in_step:
         self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS)
-      values = sess.run(fetches, options=options)
+      values = run()
       if not self._board_in_step:
         self.board.publish_completion(sess, deadlines.RPC_TIMEOUT_MS)
     if step == self._last_step:
@@ -246,11 +259,12 @@ class ClusterRuntime:
     """Leaving in a hurry (liveness/run_exit.py): the note, then done."""
     self._leave_note(sess, {'status': status, 'failure': run_failure})
     self._wait_for_the_others(sess, _HURRIED_BOARD_HOST_WAIT_SECONDS)
-    self.done.send(sess, timeout_ms=_HURRIED_DONE_MS)
+    if self.done is not None:  # a cluster without serving tasks has none
+      self.done.send(sess, timeout_ms=_HURRIED_DONE_MS)
 
   def _wait_for_the_others(self, sess, seconds):
     """As the board's host, waits (at most ``seconds``) until every other
-    client has left its note or is gone; see _BOARD_HOST_WAIT_SECONDS."""
+    client has left its note or is gone; see BOARD_HOST_WAIT_SECONDS."""
     if not self._hosts_board:
       return
     peers = self.role.all_peers()

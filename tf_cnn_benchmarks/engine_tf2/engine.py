@@ -32,25 +32,40 @@ class Tf2Engine:
 
   name = flag_specs.TF2_ENGINE
 
+  def __init__(self, cluster_strategy=None):
+    """``cluster_strategy()``: (strategy, its name) of a cluster task,
+    made by its runtime when it joined the cluster (cluster/
+    tf2_runtime.py); None: a single process's, chosen from the flags."""
+    self._cluster_strategy = cluster_strategy
+
   def prepare(self, rc):
     strategies.prepare_devices(rc)
 
   def train(self, params, rc, source, eval_source, runtime, times, reporter,
             watch, result):
     del eval_source  # evaluation during training: graph engine only
-    with watch.phase('graph_build'):
-      strategy, strategy_name = strategies.choose(rc)
-      trainer = train_step.Trainer(rc, strategy, source)
-    runtime.attach_run(rc, result)
-    reporter.header(rc, '%s (tf2 engine: tf.function, %s)' % (
-        params.variable_update, strategy_name), source.description)
-    runtime.watch_for_stalls()
-    loop = step_loop.StepLoop(
-        params, rc, _NO_GRAPH, train_step.StepRunner(trainer, watch), times,
-        reporter, watch, result, _NoCheckpoints())
-    driver.time_steps(loop, rc, times, reporter, watch, result)
-    driver.report_utilisation(params, rc, trainer.gflops_per_image(), times,
-                              reporter, result)
+    # The runtime watches everything from the build on (a cluster's: its
+    # board and peers, its note on the way out; the build already runs
+    # collectives there); the trainer stands where the graph engine's
+    # runtime calls get a session.
+    with runtime.function_steps():
+      with watch.phase('graph_build'):
+        strategy, strategy_name = (self._cluster_strategy()
+                                   if self._cluster_strategy is not None
+                                   else strategies.choose(rc))
+        trainer = train_step.Trainer(rc, strategy, source)
+      runtime.attach_run(rc, result)
+      reporter.header(rc, '%s (tf2 engine: tf.function, %s)' % (
+          params.variable_update, strategy_name), source.description,
+                      sync=driver.sync_description(rc))
+      loop = step_loop.StepLoop(
+          params, rc, _NO_GRAPH, train_step.StepRunner(trainer, runtime),
+          times, reporter, watch, result, _NoCheckpoints())
+      driver.time_steps(loop, rc, times, reporter, watch, result,
+                        timing_starts=lambda: runtime.timing_starts(trainer))
+      driver.report_utilisation(params, rc, trainer.gflops_per_image(),
+                                times, reporter, result)
+      runtime.report(trainer, reporter, times)
 
 
 def run(params, reporter=None, rc=None):

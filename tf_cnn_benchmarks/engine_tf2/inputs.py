@@ -7,6 +7,8 @@ engine's MultiDeviceIterator deals them to its towers.
 Synthetic data: the graph engine's very batches (preprocessing/synthetic.py
 ``eager_batches``: same seeds, same draw), one per tower, repeated forever,
 so every step reads the same batches, as the graph engine's held ones.
+(Under ParameterServerStrategy every worker's dataset cycles through the
+cluster's towers' batches: a worker is not tied to one tower there.)
 Real data: the source's own tf.data pipeline (``make_dataset``), the one
 the graph engine iterates.
 """
@@ -14,8 +16,10 @@ the graph engine iterates.
 import tensorflow as tf
 
 
-def distributed_iterator(strategy, rc, source):
-  """An iterator of per-replica (inputs, labels) batches."""
+def distributed_iterator(strategy, rc, source, coordinator=None):
+  """An iterator of per-replica (inputs, labels) batches; with a
+  ParameterServerStrategy's ``coordinator``, one on every worker (its
+  create_per_worker_dataset), which a step scheduled there reads."""
   if source.synthetic:
     pairs = source.eager_batches(rc.num_towers)
     inputs = tf.stack([x for x, _ in pairs])
@@ -28,6 +32,9 @@ def distributed_iterator(strategy, rc, source):
     def dataset_fn(context):
       del context
       return source.make_dataset()
+  if coordinator is not None:
+    return iter(coordinator.create_per_worker_dataset(
+        lambda: strategy.distribute_datasets_from_function(dataset_fn)))
   return iter(strategy.distribute_datasets_from_function(dataset_fn))
 
 

@@ -36,7 +36,15 @@ class Trainer:
     # so a second run in this process starts from the same weights.
     tf.random.set_seed(params.tf_random_seed)
     self.store = variable_store.VariableStore(params.tf_random_seed)
-    self._iterator = inputs.distributed_iterator(strategy, rc, source)
+    # ParameterServerStrategy: the steps are scheduled on the workers by
+    # its coordinator (one per strategy: this is the runtime's).
+    self._coordinator = (
+        tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+        if isinstance(strategy,
+                      tf.distribute.experimental.ParameterServerStrategy)
+        else None)
+    self._iterator = inputs.distributed_iterator(strategy, rc, source,
+                                                 self._coordinator)
     with strategy.scope():
       self._create_variables()
       self.optimizer = optimizer_lib.Optimizer(
@@ -81,11 +89,41 @@ class Trainer:
   def _step_fn(self, iterator):
     images, labels = next(iterator)
     losses = self._strategy.run(self._replica, args=(images, labels))
-    return self._strategy.reduce(tf.distribute.ReduceOp.MEAN, losses,
-                                 axis=None)
+    # This process's replicas' mean, as the graph engine reports its
+    # towers' (reduce_mean of their stack); across workers no reduction:
+    # each worker reports its own, as a graph engine's cluster task does.
+    return tf.reduce_mean(tf.stack(
+        self._strategy.experimental_local_results(losses)))
 
   def step(self):
-    return float(self._step(self._iterator))
+    if self._coordinator is None:
+      return float(self._step(self._iterator))
+    # One step per worker (a replica each: rc.num_towers), scheduled at
+    # once and run wherever a worker is free, each applying its own
+    # gradient; the step's loss is their mean, as over a graph engine's
+    # towers.
+    scheduled = [self._coordinator.schedule(self._step,
+                                            args=(self._iterator,))
+                 for _ in range(self._rc.num_towers)]
+    losses, lost = [], None
+    for remote in scheduled:
+      try:
+        losses.append(float(remote.fetch()))
+      except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+        # The coordinator runs a lost worker's steps on the others, but
+        # not the fetch of a loss left on a worker lost just after its
+        # step: that step's update is in, only its loss is gone.
+        if not _lost_worker(e):
+          raise
+        lost = e
+    if not losses:
+      raise lost
+    return sum(losses) / len(losses)
+
+  def global_step(self):
+    """The optimizer's step count now (this process's copy; a ps's under
+    ParameterServerStrategy)."""
+    return int(self.optimizer.global_step.numpy())
 
   def gflops_per_image(self):
     """FLOPs of one step per image, counted on the traced step's graph
@@ -97,23 +135,36 @@ class Trainer:
           *inputs.input_spec(self._rc, with_labels=True)).graph
     else:
       graph = self._step.get_concrete_function(self._iterator).graph
+    # One traced step runs this process's replicas; under a coordinator,
+    # one worker's replica.
+    images = (self._rc.batch_size_per_device if self._coordinator
+              else self._rc.batch_size_per_worker)
     return mfu.gflops_per_image(
-        list(graph.outputs) + list(graph.control_outputs),
-        self._rc.batch_size_per_worker)
+        list(graph.outputs) + list(graph.control_outputs), images)
+
+
+def _lost_worker(error):
+  """Does this error of a scheduled step say a worker was lost (not a ps)?
+  The coordinator's own test (cluster_coordinator._is_worker_failure),
+  by the words TensorFlow puts in such errors."""
+  text = str(error)
+  return ('/job:worker' in text and
+          'GRPC error information from remote target /job:ps' not in text)
 
 
 class StepRunner:
   """batch_group.StepRunner's interface (what step_loop.StepLoop runs)
-  over the tf2 step, each step watched like a session.run step."""
+  over the tf2 step, each step run by the runtime as it runs a
+  session.run step (run_function_step: watched, and in a cluster
+  counted on its board)."""
 
-  def __init__(self, trainer, watch):
+  def __init__(self, trainer, runtime):
     self._trainer = trainer
-    self._watch = watch
+    self._runtime = runtime
 
   def step(self, extra=None):
     assert not extra, 'the tf2 engine fetches the loss only'
-    with self._watch.doing(None, step=True):
-      start = time.perf_counter()
-      loss = self._trainer.step()
-      return batch_group.StepResult(time.perf_counter() - start,
-                                    {'loss': loss})
+    start = time.perf_counter()
+    loss = self._runtime.run_function_step(self._trainer.step)
+    return batch_group.StepResult(time.perf_counter() - start,
+                                  {'loss': loss})

@@ -9,8 +9,18 @@ between steps and phases. The pipe is the one place signals are counted
 (whichever thread reads a byte counts it), so the Python-level handler does
 nothing: it is installed only so that the signal no longer kills the
 process by default.
+
+A library may take a signal over behind Python's back: TensorFlow's
+preemption notifier, started with MultiWorkerMirroredStrategy's
+coordination agent, installs its own C-level SIGTERM handler (which only
+sets a flag of its own), and from then on SIGTERM would neither reach the
+pipe nor end the process. ``reclaim`` puts this request's handlers back
+(sigaction, from any thread); the watchdog calls it every tick, and
+``kept`` every few milliseconds around a call known to take them.
 """
 
+import contextlib
+import ctypes
 import os
 import select
 import signal
@@ -32,6 +42,31 @@ def _ignore(signum, frame):
   del signum, frame
 
 
+# Big enough for the C library's struct sigaction (152 bytes in glibc on
+# x86-64 and aarch64), handled as opaque bytes: only its first field, the
+# handler's address, is read.
+_SIGACTION_BYTES = 512
+try:
+  _LIBC = ctypes.CDLL(None, use_errno=True)
+  _LIBC.sigaction  # pylint: disable=pointless-statement
+except (OSError, AttributeError):
+  _LIBC = None
+
+
+def _c_action(sig):
+  """The process's current C-level action for ``sig`` (None: unknown)."""
+  if _LIBC is None:
+    return None
+  action = ctypes.create_string_buffer(_SIGACTION_BYTES)
+  if _LIBC.sigaction(int(sig), None, action) != 0:
+    return None
+  return action
+
+
+def _handler_address(action):
+  return ctypes.c_void_p.from_buffer(action).value
+
+
 class StopRequest:
   """Installed for a run's lifetime (``with``); see the module docstring."""
 
@@ -46,6 +81,7 @@ class StopRequest:
     self._pipe = None
     self._previous_fd = None
     self._previous = {}
+    self._actions = {}
     self.name = None   # 'SIGINT' / 'SIGTERM' once one arrived
     self.at = None     # when (time.monotonic())
     self.count = 0     # how many arrived
@@ -64,7 +100,45 @@ class StopRequest:
     self._pipe = (read_end, write_end)
     for sig in _SIGNALS:
       self._previous[sig] = signal.signal(sig, _ignore)
+    # Python's C-level handler, as installed just now: what reclaim puts
+    # back if a library replaces it.
+    self._actions = {sig: _c_action(sig) for sig in _SIGNALS}
     return self
+
+  def reclaim(self):
+    """Puts this request's handlers back where a library replaced them
+    (any thread); returns the names of the signals it took back."""
+    taken_back = []
+    with self._lock:
+      if self._pipe is None:
+        return taken_back
+      for sig, ours in self._actions.items():
+        now = _c_action(sig)
+        if ours is None or now is None:
+          continue
+        if _handler_address(now) != _handler_address(ours):
+          _LIBC.sigaction(int(sig), ours, None)
+          taken_back.append(signal.Signals(sig).name)
+    return taken_back
+
+  @contextlib.contextmanager
+  def kept(self, every=0.01):
+    """Reclaims the handlers every ``every`` s while the block runs: around
+    a call that installs a handler of its own and then blocks (a signal in
+    between would be lost, not just late)."""
+    done = threading.Event()
+
+    def keep():
+      while not done.wait(every):
+        self.reclaim()
+    keeper = threading.Thread(target=keep, name='signal-keeper', daemon=True)
+    keeper.start()
+    try:
+      yield
+    finally:
+      done.set()
+      keeper.join()
+      self.reclaim()
 
   def __exit__(self, *exc):
     with self._lock:

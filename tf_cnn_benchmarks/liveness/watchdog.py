@@ -123,6 +123,9 @@ class Watchdog:
       self.stop_request.wait(self._wait_seconds(), self._stop)
       if self._stop.is_set():
         return
+      # A library that took SIGINT/SIGTERM over gives them back within a
+      # tick (stop_request.py).
+      self.stop_request.reclaim()
       try:
         ending, anyway = self._next_ending(time.monotonic())
       except Exception:  # pylint: disable=broad-except

@@ -11,6 +11,9 @@ the flags and the cluster's host checks read it before TensorFlow loads.
 import dataclasses
 from typing import Optional
 
+MULTI_WORKER_MIRRORED = 'MultiWorkerMirroredStrategy'
+PARAMETER_SERVER = 'ParameterServerStrategy'
+
 
 @dataclasses.dataclass(frozen=True)
 class Mode:
@@ -31,6 +34,9 @@ class Mode:
   all_reduce: bool = False
   # Towers (and workers) combine their gradients; False: each trains alone.
   exchanges_gradients: bool = True
+  # The tf.distribute strategy a cluster of this mode runs under with
+  # --engine=tf2 (None: no tf.distribute equivalent, graph engine only).
+  tf2_cluster_strategy: Optional[str] = None
 
   @property
   def runs_locally(self):
@@ -42,11 +48,14 @@ class Mode:
 
 
 MODES = {m.name: m for m in (
+    # With --engine=tf2: ParameterServerStrategy, whose coordinator (the
+    # cluster's controller task) runs each step on some worker, which
+    # applies its own gradient (asynchronous training only).
     Mode('parameter_server',
          local_manager='parameter_server.ParameterServerManager',
          cluster_manager=('distributed_parameter_server.'
                           'DistributedParameterServerManager'),
-         has_ps_tasks=True),
+         has_ps_tasks=True, tf2_cluster_strategy=PARAMETER_SERVER),
     Mode('replicated', local_manager='replicated.ReplicatedManager'),
     Mode('independent', local_manager='independent.IndependentManager',
          exchanges_gradients=False),
@@ -54,12 +63,17 @@ MODES = {m.name: m for m in (
          cluster_manager=('distributed_replicated.'
                           'DistributedReplicatedManager'),
          has_ps_tasks=True),
+    # With --engine=tf2 both all-reduce modes are TensorFlow 2's one
+    # synchronous multi-worker strategy: every worker runs the step, so
+    # there is no controller (cluster/roles.has_controller).
     Mode('distributed_all_reduce',
          cluster_manager='distributed_all_reduce.DistributedAllReduceManager',
-         needs_controller=True, all_reduce=True),
+         needs_controller=True, all_reduce=True,
+         tf2_cluster_strategy=MULTI_WORKER_MIRRORED),
     Mode('collective_all_reduce',
          cluster_manager='collective_all_reduce.CollectiveAllReduceManager',
-         uses_collectives=True, all_reduce=True),
+         uses_collectives=True, all_reduce=True,
+         tf2_cluster_strategy=MULTI_WORKER_MIRRORED),
 )}
 
 
