@@ -40,10 +40,7 @@ def parse(*args):
     (['--job_name=worker', '--worker_hosts=a:1,b:2', '--xla_compile',
       '--variable_update=collective_all_reduce'], 'a single process only'),
     (['--job_name=worker', '--worker_hosts=a:1,b:2', '--ps_hosts=c:3',
-      '--variable_update=parameter_server'], 'Synchronous ps training'),
-    (['--job_name=worker', '--worker_hosts=a:1,b:2', '--ps_hosts=c:3',
-      '--variable_update=parameter_server', '--sync_updates=barrier'],
-     'Synchronous ps training'),
+      '--variable_update=parameter_server'], 'True synchronous SGD'),
 ])
 def test_tf2_refuses_what_has_no_tf2_equivalent_naming_the_graph_engine(
     args, phrase):

@@ -151,15 +151,18 @@ def _validate_tf2_cluster(p, graph_only):
                 '%s (%s)' % (m.name, m.tf2_cluster_strategy)
                 for m in modes.MODES.values() if m.tf2_cluster_strategy)))
   if mode.tf2_cluster_strategy == modes.PARAMETER_SERVER and (
-      p.cross_replica_sync):
+      p.cross_replica_sync and p.sync_updates != 'barrier'):
     raise UsageError(
-        '--engine=tf2 runs parameter_server as %s, which trains '
-        'asynchronously: its coordinator runs each step on some worker, '
-        'which applies its own gradient to the ps variables, and no worker '
-        'waits for another. Synchronous ps training (--cross_replica_sync='
-        'True, the default, with --sync_updates=mean or barrier) has no '
-        'tf.distribute equivalent; %s. Pass --cross_replica_sync=False, or '
-        'drop --engine=tf2.' % (mode.tf2_cluster_strategy, graph_only))
+        '--engine=tf2 runs parameter_server as %s: its coordinator runs '
+        'each step on some worker, which applies its own gradient to the ps '
+        'variables; it waits for a round of one step per worker with '
+        '--sync_updates=barrier (the original tool\'s synchronous ps '
+        'semantics), and not at all with --cross_replica_sync=False. True '
+        'synchronous SGD (--sync_updates=mean, the default: the mean of '
+        'every worker\'s gradient applied once) has no tf.distribute '
+        'equivalent over ps tasks; %s. Pass --sync_updates=barrier or '
+        '--cross_replica_sync=False, or drop --engine=tf2.' % (
+            mode.tf2_cluster_strategy, graph_only))
   if p.num_gpus > 1:
     raise UsageError(
         '--engine=tf2 runs one replica per cluster worker: %s places a '

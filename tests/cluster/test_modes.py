@@ -234,14 +234,19 @@ def test_tf2_multi_worker_mirrored_equals_two_local_towers(tmp_path, mode):
   _assert_same_math(recs, 2, reference)
 
 
-# --engine=tf2 --variable_update=parameter_server: ParameterServerStrategy
-# (asynchronous only), the launcher's controller task its coordinator.
+# --engine=tf2 --variable_update=parameter_server: ParameterServerStrategy,
+# the launcher's controller task its coordinator; asynchronous, or a round
+# of one step per worker at a time (--sync_updates=barrier).
 _TF2_PS = dict(engine='tf2', variable_update='parameter_server',
-               cross_replica_sync=False, model='lenet', data_name='imagenet')
+               model='lenet', data_name='imagenet')
+_TF2_PS_SYNC = {'async': dict(cross_replica_sync=False),
+                'barrier': dict(sync_updates='barrier')}
 
 
 @pytest.mark.timeout(180)
-def test_tf2_parameter_server_one_worker_equals_one_local_device(tmp_path):
+@pytest.mark.parametrize('sync', sorted(_TF2_PS_SYNC))
+def test_tf2_parameter_server_one_worker_equals_one_local_device(tmp_path,
+                                                                 sync):
   """With one worker, ParameterServerStrategy's steps run one after the
   other, each applying its gradient to the variables on ps0: exactly a
   single process's training on one device (the graph engine's), step by
@@ -249,7 +254,8 @@ def test_tf2_parameter_server_one_worker_equals_one_local_device(tmp_path):
   so no two runs are equal: see the next test.)"""
   code, output = helpers.launch(
       ['--ps', '1', '--workers', '1'],
-      helpers.tiny_flags(tmp_path, init_learning_rate=None, **_TF2_PS))
+      helpers.tiny_flags(tmp_path, init_learning_rate=None, **_TF2_PS,
+                         **_TF2_PS_SYNC[sync]))
   _assert_clean_finish(code, output, ['ps0', 'worker0', 'controller0'],
                        str(tmp_path))
   controller = helpers.task_lines(output, 'controller0')
@@ -268,24 +274,28 @@ def test_tf2_parameter_server_one_worker_equals_one_local_device(tmp_path):
 
 
 @pytest.mark.timeout(180)
-def test_tf2_parameter_server_two_workers_train_asynchronously(tmp_path):
+@pytest.mark.parametrize('sync', sorted(_TF2_PS_SYNC))
+def test_tf2_parameter_server_two_workers_each_apply_their_own(tmp_path,
+                                                                sync):
   """Two workers: each of the coordinator's steps runs one step on each
   worker, each applying its own gradient (the graph engine's
-  --cross_replica_sync=False): the global step counts both, and the loss
-  falls. Only that is compared: which worker reads the weights before the
-  other's update is up to the runtime, as in the graph engine's
-  asynchronous mode, so no loss sequence is reproducible."""
+  --cross_replica_sync=False, or --sync_updates=barrier): the global step
+  counts both, exactly (the asynchronous mode queues no round beyond the
+  run's steps), and the loss falls. Only that is compared: which worker
+  reads the weights before the other's update is up to the runtime, as in
+  the graph engine, so no loss sequence is reproducible."""
   steps = 12
   code, output = helpers.launch(
       ['--ps', '1', '--workers', '2'],
       helpers.tiny_flags(tmp_path, optimizer='sgd', init_learning_rate=0.002,
-                         num_batches=steps, **_TF2_PS))
+                         num_batches=steps, **_TF2_PS, **_TF2_PS_SYNC[sync]))
   _assert_clean_finish(code, output,
                        ['ps0', 'worker0', 'worker1', 'controller0'],
                        str(tmp_path))
   assert "the controller's total" in output
   controller = helpers.task_lines(output, 'controller0')
-  assert 'Sync:        False' in controller
+  assert ('Sync:        True (barrier' if sync == 'barrier' else
+          'Sync:        False') in '\n'.join(controller), controller
   assert helpers.chief_global_steps(controller) == 2 * steps, output
   record = helpers.records(str(tmp_path))['controller0']
   assert record['config']['engine'] == 'tf2'

@@ -45,6 +45,10 @@ class Trainer:
         else None)
     self._iterator = inputs.distributed_iterator(strategy, rc, source,
                                                  self._coordinator)
+    # Under the coordinator: a round per step (see step()).
+    self._barrier = params.cross_replica_sync
+    self._queued = None
+    self._rounds_left = rc.num_warmup_batches + rc.num_batches
     with strategy.scope():
       self._create_variables()
       self.optimizer = optimizer_lib.Optimizer(
@@ -98,13 +102,30 @@ class Trainer:
   def step(self):
     if self._coordinator is None:
       return float(self._step(self._iterator))
-    # One step per worker (a replica each: rc.num_towers), scheduled at
-    # once and run wherever a worker is free, each applying its own
-    # gradient; the step's loss is their mean, as over a graph engine's
-    # towers.
-    scheduled = [self._coordinator.schedule(self._step,
-                                            args=(self._iterator,))
-                 for _ in range(self._rc.num_towers)]
+    # A round: one step per worker (a replica each: rc.num_towers),
+    # scheduled at once and run wherever a worker is free, each applying
+    # its own gradient; the step's loss is their mean, as over a graph
+    # engine's towers. --sync_updates=barrier (the original's synchronous
+    # ps semantics): the coordinator waits for the round before the next.
+    # Asynchronous: the next round is queued before this one is waited
+    # for, so no worker idles while the coordinator collects; nothing is
+    # queued past the last warm-up step or the last timed one, so the
+    # timed loop runs exactly its steps and the run trains no extra one.
+    self._rounds_left -= 1
+    if self._barrier:
+      return self._losses(self._round())
+    if self._queued is None:
+      self._queued = self._round()
+    phase_ends = self._rounds_left in (0, self._rc.num_batches)
+    done, self._queued = self._queued, (None if phase_ends
+                                        else self._round())
+    return self._losses(done)
+
+  def _round(self):
+    return [self._coordinator.schedule(self._step, args=(self._iterator,))
+            for _ in range(self._rc.num_towers)]
+
+  def _losses(self, scheduled):
     losses, lost = [], None
     for remote in scheduled:
       try:
