@@ -5,7 +5,6 @@ get a RunResult back); benchmark_main wraps it for the command line.
 """
 
 import contextlib
-import gc
 import threading
 import time
 import traceback
@@ -331,29 +330,11 @@ def time_steps(loop, rc, times, reporter, watch, result, sess=None,
   if timing_starts is not None:
     timing_starts()
   try:
-    with watch.phase('timed_loop', announce=False), _objects_frozen():
+    with watch.phase('timed_loop', announce=False):
       loop.run(sess, step_options)
   finally:
     result.images_per_sec = times.total_images_per_sec(rc.num_workers)
   reporter.total(result.images_per_sec)
-
-
-@contextlib.contextmanager
-def _objects_frozen():
-  """The Python objects that exist now (the graph's, the session's) are
-  left out of garbage collection until the block ends.
-
-  They all live through the timed loop, yet every full collection the
-  step's own small allocations set off walked them again: ~2% of the
-  trivial model's CPU in a profile (gc_collect_main), twice the original
-  tool's share. Unfrozen afterwards, so a process that runs several
-  benchmarks still collects each one's graph.
-  """
-  gc.freeze()
-  try:
-    yield
-  finally:
-    gc.unfreeze()
 
 
 def report_utilisation(params, rc, gflops_per_image, times, reporter,
