@@ -34,9 +34,9 @@ def _updates(graph):
           if op.type.startswith('ResourceApply')]
 
 
-def _upstream(op):
-  """Every op ``op`` waits for, through data and control edges."""
-  seen, pending = set(), [op]
+def _upstream(*ops):
+  """Every op ``ops`` wait for, through data and control edges."""
+  seen, pending = set(), list(ops)
   while pending:
     current = pending.pop()
     for parent in [t.op for t in current.inputs] + list(
@@ -47,17 +47,14 @@ def _upstream(op):
   return seen
 
 
-@pytest.mark.parametrize('mode', MODES, ids=lambda m: '-'.join(
-    '%s' % v for v in m.values()) or 'one_tower')
-def test_every_update_waits_for_the_readers_of_its_variable(mode):
-  _, _, built = _build(**mode)
-  updates = _updates(built.graph)
+def _assert_updates_wait_for_readers(updates, step):
+  """Every update in ``updates`` waits for each op in ``step`` that uses a
+  read of its variable (through its handle: a VarHandleOp in a v1 graph, a
+  captured placeholder in a tf.function)."""
   assert updates
-  step_op = getattr(built.step_op, 'op', built.step_op)
-  step = _upstream(step_op) | {step_op}
   for update in updates:
     handle = update.inputs[0]
-    while handle.op.type not in ('VarHandleOp',):
+    while handle.op.type == 'Identity':
       handle = handle.op.inputs[0]
     readers = {user for read in handle.consumers()
                if read.type == 'ReadVariableOp'
@@ -67,6 +64,29 @@ def test_every_update_waits_for_the_readers_of_its_variable(mode):
     missing = readers - _upstream(update)
     assert not missing, '%s may run before %s' % (
         update.name, sorted(op.name for op in missing))
+
+
+@pytest.mark.parametrize('mode', MODES, ids=lambda m: '-'.join(
+    '%s' % v for v in m.values()) or 'one_tower')
+def test_every_update_waits_for_the_readers_of_its_variable(mode):
+  _, _, built = _build(**mode)
+  step_op = getattr(built.step_op, 'op', built.step_op)
+  _assert_updates_wait_for_readers(_updates(built.graph),
+                                   _upstream(step_op) | {step_op})
+
+
+@pytest.mark.parametrize('optimizer', ['sgd', 'momentum'])
+def test_the_tf2_engine_s_updates_wait_for_their_readers_too(optimizer):
+  # Inside a tf.function the automatic control dependencies order an
+  # update after its variable's read op only, not after the read's users.
+  from tf_cnn_benchmarks.engine_tf2 import strategies, train_step
+  from tf_cnn_benchmarks import driver
+  params, rc, _ = _build(engine='tf2', optimizer=optimizer)
+  rc, source = driver.open_input_source(params, rc)
+  trainer = train_step.Trainer(rc, strategies.choose(rc)[0], source)
+  graph = trainer._step.get_concrete_function(trainer._iterator).graph  # pylint: disable=protected-access
+  outputs = [t.op for t in graph.outputs] + list(graph.control_outputs)
+  _assert_updates_wait_for_readers(_updates(graph), _upstream(*outputs))
 
 
 @pytest.mark.parametrize('mode', MODES[:3], ids=['one_tower', 'ps2',

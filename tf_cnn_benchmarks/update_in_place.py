@@ -17,6 +17,9 @@ gate() hands each gradient to the optimizer only after every op of the
 step that holds a read of its variable has run, so the update finds the
 buffer unshared and writes in place. The values computed do not change:
 an update already comes after the reads its snapshot semantics protect.
+Both engines use it: on a tf.compat.v1 graph, and inside the tf2 engine's
+tf.function (whose automatic control dependencies order an update after
+the read op itself, not after the ops that use what it read).
 """
 
 import tensorflow as tf
@@ -38,21 +41,38 @@ def gate(tower_grads, losses):
   several towers share (parameter_server) waits for every tower's readers.
   """
   grads = [g for pairs in tower_grads for g, _ in pairs if g is not None]
+  if not grads:
+    return tower_grads
+  graph = _op(grads[0]).graph
   needed = _upstream([_op(t) for t in grads + list(losses)])
   readers = {}
   gated = []
   for pairs in tower_grads:
     tower = []
     for grad, var in pairs:
-      if grad is None:
+      handle = _handle(var, graph)
+      if grad is None or handle is None:
         tower.append((grad, var))
         continue
-      key = var.handle.name
-      if key not in readers:
-        readers[key] = sorted(_readers(var, needed), key=lambda o: o.name)
-      tower.append((_after(grad, readers[key]), var))
+      if handle.ref() not in readers:
+        readers[handle.ref()] = sorted(_readers(handle, needed),
+                                       key=lambda o: o.name)
+      tower.append((_after(grad, readers[handle.ref()]), var))
     gated.append(tower)
   return gated
+
+
+def _handle(var, graph):
+  """``var``'s handle as the ops of ``graph`` take it: the handle itself in
+  a tf.compat.v1 graph; in a tf.function (the tf2 engine), the placeholder
+  that captures it. None if the graph never reads it."""
+  handle = var.handle
+  if getattr(handle, 'graph', None) is graph:
+    return handle
+  for external, internal in getattr(graph, 'captures', ()):
+    if external is handle:
+      return internal
+  return None
 
 
 def _op(tensor):
@@ -72,12 +92,11 @@ def _upstream(ops):
   return seen
 
 
-def _readers(var, needed):
-  """The ``needed`` ops that take a read of ``var`` (also through ops that
-  forward the read's buffer)."""
+def _readers(handle, needed):
+  """The ``needed`` ops that take a read of the variable behind ``handle``
+  (also through ops that forward the read's buffer)."""
   found = set()
-  pending = [op for op in var.handle.consumers()
-             if op.type == 'ReadVariableOp']
+  pending = [op for op in handle.consumers() if op.type == 'ReadVariableOp']
   while pending:
     op = pending.pop()
     for tensor in op.outputs:

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import batch_group
 from tf_cnn_benchmarks import model_graph
+from tf_cnn_benchmarks import update_in_place
 from tf_cnn_benchmarks.engine_tf2 import inputs
 from tf_cnn_benchmarks.engine_tf2 import optimizer as optimizer_lib
 from tf_cnn_benchmarks.engine_tf2 import variable_store
@@ -84,8 +85,9 @@ class Trainer:
     grads = tape.gradient(total_loss, variables)
     if params.gradient_clip is not None:
       grads = [tf.clip_by_norm(g, params.gradient_clip) for g in grads]
-    self.optimizer.apply([(g, v) for g, v in zip(grads, variables)
-                          if g is not None])
+    [pairs] = update_in_place.gate([list(zip(grads, variables))],
+                                   [total_loss])
+    self.optimizer.apply([(g, v) for g, v in pairs if g is not None])
     if params.loss_type_to_report == 'base_loss':
       return base_loss
     return total_loss
