@@ -134,8 +134,8 @@ class CifarInput(base.InputSource):
     if self._training:
       records = records.shuffle(dataset_options.SHUFFLE_BUFFER, seed=seed)
     records = records.repeat()
-    examples = records.map(self._preprocess,
-                           num_parallel_calls=tf.data.AUTOTUNE)
+    examples = records.map(self._preprocess, num_parallel_calls=(
+        dataset_options.map_parallel_calls(self._params, self._batch_size)))
     batches = examples.batch(self._batch_size, drop_remainder=True)
     return dataset_options.finish(batches, self._params)
 

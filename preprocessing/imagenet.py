@@ -3,9 +3,9 @@
 Pipeline (tf.data, built inside the caller's tf.compat.v1 graph, on the
 host CPU): shard list (shuffled per epoch for training) -> parallel
 interleave of the shards (noting each shard opened) -> [cache] -> shuffle
-(training) -> repeat -> parse + preprocess (parallel map) -> batch per
-tower (drop remainder) -> label range and JPEG signature check (one per
-batch) -> prefetch. Nothing per
+(training) -> repeat -> parse + preprocess (parallel map, a batch per
+tower in flight) -> batch per tower (drop remainder) -> label range and
+JPEG signature check (one per batch) -> prefetch. Nothing per
 element beyond the work itself: a failure names no file until
 explain_data_error has the shards re-read by the checked reader (see
 diagnosis and checked_reading).
@@ -124,7 +124,8 @@ class ImageNetInput(base.InputSource):
     if self._checked:
       batches = checked_reading.map_checked(
           records, self._checked_preprocess(), self._batch_size,
-          num_parallel_calls=tf.data.AUTOTUNE)
+          num_parallel_calls=dataset_options.map_parallel_calls(
+              params, self._batch_size))
     else:
       batches = self._fast_batches(records)
     return dataset_options.finish(batches, params)
@@ -145,7 +146,8 @@ class ImageNetInput(base.InputSource):
     with warnings.catch_warnings():
       # Unseeded random ops take op seeds from the graph seed; intended.
       warnings.filterwarnings('ignore', message='Seed .* from outer graph')
-      examples = records.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)
+      examples = records.map(preprocess, num_parallel_calls=(
+          dataset_options.map_parallel_calls(self._params, self._batch_size)))
     batches = examples.batch(self._batch_size, drop_remainder=True)
     return batches.map(self._check_batch)
 

@@ -202,3 +202,21 @@ def test_one_tower_on_the_host_cpu_reads_a_plain_iterator(shards_dir):
   assert not nodes(graph_def, 'MultiDeviceIterator')
   assert nodes(graph_def, 'IteratorV2') and nodes(graph_def, 'PrefetchDataset')
   assert len(outputs) == 2
+
+
+@pytest.mark.parametrize('data', ['imagenet', 'cifar10'])
+def test_a_batch_per_tower_is_preprocessed_at_once(shards_dir, cifar_dir,
+                                                   data):
+  # As the original's map_and_batch; tf.data's AUTOTUNE kept fewer images
+  # in flight and left the CPU idle beside the model (dataset_options).
+  def parallel_calls(**flags):
+    if data == 'cifar10':
+      src = get_input_source(make_params(cifar_dir, data_name='cifar10',
+                                         **flags), 32, 10, 3, 1, 'train')
+    else:
+      src = source(shards_dir, batch=3, **flags)
+    graph_def = dataset_graph(src)
+    (node,) = nodes(graph_def, 'ParallelMapDatasetV2')
+    return const_input(graph_def, node, len(node.input) - 1)
+  assert parallel_calls() == 3
+  assert parallel_calls(num_gpus=2) == 6
