@@ -85,3 +85,19 @@ def test_engines_script_prints_each_engine_and_its_ratio_to_graph(tmp_path):
   engines = sorted(json.load(open(tmp_path / name))['config']['engine']
                    for name in os.listdir(tmp_path))
   assert engines == ['graph', 'tf2', 'tf2'], engines
+
+
+def test_timed_loop_cpu_reads_cpu_per_image_and_cores_busy():
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks', 'timed_loop_cpu.py'),
+       '--tools=ours', '--rounds=1', '--', '--model=trivial',
+       '--data_name=cifar10', '--batch_size=8', '--num_batches=20',
+       '--num_warmup_batches=1'],
+      cwd=REPO, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  rows = re.findall(r'^ours +1 +([\d.]+) +([\d.]+) +([\d.]+) +\d+%$',
+                    out.stdout, re.M)
+  assert len(rows) == 1, out.stdout
+  rate, cpu_ms, cores = map(float, rows[0])
+  assert rate > 0 and cpu_ms > 0 and 0 < cores <= os.cpu_count() + 0.5
+  assert 'medians:' in out.stdout
