@@ -95,6 +95,43 @@ def test_tf2_parameter_server_is_coordinated_by_the_controller():
     roles.resolve_role(parse(*cluster[:-1], '--job_name=worker'))
 
 
+@pytest.mark.parametrize('cluster', [
+    ('--variable_update=collective_all_reduce', '--job_name=worker',
+     '--worker_hosts=a:1,b:2'),
+    ('--variable_update=parameter_server', '--cross_replica_sync=False',
+     '--job_name=controller', '--worker_hosts=a:1', '--ps_hosts=c:3',
+     '--controller_host=d:4'),
+])
+def test_tf2_cluster_tasks_need_the_tensorflow_their_runtime_uses(
+    monkeypatch, capsys, cluster):
+  """The floor (flag_checks.TF2_CLUSTER_MIN_TF), on a faked installed
+  version: a tf2 cluster task on an older TensorFlow is a usage error
+  naming both versions and the graph engine, and the launcher stops with
+  it before starting a task; a single tf2 process, the graph engine's
+  cluster, the floor itself and an unknown build are let through."""
+  from tf_cnn_benchmarks import exit_codes  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks import flag_checks  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster import launcher  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.measure import versions  # pylint: disable=g-import-not-at-top
+  assert flag_checks.TF2_CLUSTER_MIN_TF == '2.19'
+  monkeypatch.setattr(versions, 'tf_installed_version', lambda: '2.18.1')
+  with pytest.raises(flags.UsageError) as e:
+    parse('--engine=tf2', *cluster)
+  assert ('needs TensorFlow >= 2.19' in str(e.value) and
+          'this is TensorFlow 2.18.1' in str(e.value) and
+          '--engine=graph' in str(e.value)), str(e.value)
+  assert parse(*cluster).engine == 'graph'
+  assert parse('--engine=tf2').engine == 'tf2'
+  code = launcher.main(['launch', '--ps', '1', '--workers', '2', '--',
+                        '--engine=tf2', '--variable_update=parameter_server',
+                        '--cross_replica_sync=False'])
+  err = capsys.readouterr().err
+  assert code == exit_codes.USAGE and 'needs TensorFlow >= 2.19' in err, err
+  for allowed in ('2.19.0', None):
+    monkeypatch.setattr(versions, 'tf_installed_version', lambda: allowed)
+    assert parse('--engine=tf2', *cluster).engine == 'tf2'
+
+
 def test_tf2_takes_the_flags_both_engines_share():
   p = parse('--engine=tf2', '--num_gpus=2', '--variable_update=replicated',
             '--optimizer=momentum', '--use_fp16', '--weight_decay=1e-4',
