@@ -123,16 +123,27 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
                              '(TensorFlow waits for every worker to '
                              'register: %s)' % ', '.join(sorted(peers))):
           self._strategy = self._join(run_watch)
+      run_watch.tell('Cluster task %s (%s); %s' % (
+          role.task_name, role.address, '; '.join(roles.describe(role))))
+      warning = server.exposure_warning(role)
+      if warning:
+        run_watch.tell(warning)
+      run_watch.tell(self._devices_line())
+      sys.stdout.flush()
+      rc = self._board_and_rate(rc)
     except Exception:
+      # No board or "done" yet to tell the peers with (running() does,
+      # from here on): they find this task gone.
       self.watchdog.stop()
       raise
-    run_watch.tell('Cluster task %s (%s); %s' % (
-        role.task_name, role.address, '; '.join(roles.describe(role))))
-    warning = server.exposure_warning(role)
-    if warning:
-      run_watch.tell(warning)
-    run_watch.tell(self._devices_line())
-    sys.stdout.flush()
+    run_watch.exit.attach_leave(
+        lambda status, failure: self._leave(None, status, failure))
+    return rc
+
+  def _board_and_rate(self, rc):
+    """The progress board, the "done" senders and the cluster's rate of
+    a task that joined; returns rc with the role."""
+    role = self.role
     if self._coordinates:
       # The coordinator is the one client: its board stays here. A
       # global step is one worker's step (each applies its own).
@@ -148,11 +159,12 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     self.board.publish_initial()
     self._board_in_step = False
     self.rate = cluster_rate.ClusterRate(
-        role, params, lambda trainer: trainer.global_step(),
+        role, self.params, lambda trainer: trainer.global_step(),
         images_per_global_step)
-    run_watch.exit.attach_leave(
-        lambda status, failure: self._leave(None, status, failure))
-    return dataclasses.replace(rc, cluster=self.role)
+    # A failure before the engine attaches the run is described with this
+    # (attach_run replaces it).
+    self._rc = dataclasses.replace(rc, cluster=role)
+    return self._rc
 
   def _devices_line(self):
     name = self.role.task_name
@@ -227,13 +239,14 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
   # -- the run
 
   @contextlib.contextmanager
-  def function_steps(self):
-    """Around the tf2 engine's build and steps: a failure is noted on the
-    board (or its root cause found in a peer); on the way out this task
-    leaves its note, the board's host waits for the others' (the part of
-    the coordination service's shutdown barrier this cluster needs:
-    bounded, and a peer that is gone does not hold it up), and a
-    coordinator tells the serving tasks it is done."""
+  def running(self):
+    """Around everything the run does once this task joined (the input,
+    the tf2 engine's build and steps): a failure is noted on the board (or
+    its root cause found in a peer); on the way out this task leaves its
+    note, the board's host waits for the others' (the part of the
+    coordination service's shutdown barrier this cluster needs: bounded,
+    and a peer that is gone does not hold it up), and a coordinator tells
+    the serving tasks it is done."""
     try:
       yield
       self._leave_note(None, {'status': 'ok'})
@@ -245,6 +258,10 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       if self.done is not None:
         self.done.send(None)
       self.watchdog.stop()
+
+  def function_steps(self):
+    """Around the tf2 engine's build and steps: running() covers them."""
+    return contextlib.nullcontext()
 
   def _on_failure(self, sess, exc):
     """The graph runtime's failure path, and one verdict it cannot reach:

@@ -44,10 +44,10 @@ class Tf2Engine:
   def train(self, params, rc, source, eval_source, runtime, times, reporter,
             watch, result):
     del eval_source  # evaluation during training: graph engine only
-    # The runtime watches everything from the build on (a cluster's: its
-    # board and peers, its note on the way out; the build already runs
-    # collectives there); the trainer stands where the graph engine's
-    # runtime calls get a session.
+    # The runtime watches everything from the build on (a single
+    # process's stall check; a cluster task's checks run from its begin,
+    # its note on the way out is its running()'s); the trainer stands where
+    # the graph engine's runtime calls get a session.
     with runtime.function_steps():
       with watch.phase('graph_build'):
         strategy, strategy_name = (self._cluster_strategy()
