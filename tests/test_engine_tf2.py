@@ -90,6 +90,15 @@ def test_tf2_parameter_server_is_coordinated_by_the_controller():
                                     '--task_index=1'))
   assert not worker.trains and controller.can_train_without('worker1')
   assert not controller.can_train_without('ps0')
+  # The coordinator runs a lost worker's steps on the others, so waiting
+  # for each round (--sync_updates=barrier) needs no given worker either:
+  # the watchdog and the launcher carry on without one.
+  barrier = roles.resolve_role(parse(
+      *[f for f in cluster if f != '--cross_replica_sync=False'],
+      '--sync_updates=barrier', '--job_name=controller'))
+  assert barrier.cross_replica_sync and not barrier.lockstep
+  assert barrier.can_train_without('worker1')
+  assert not barrier.can_train_without('ps0')
   with pytest.raises(flags.UsageError, match="ParameterServerStrategy's "
                      'coordinator'):
     roles.resolve_role(parse(*cluster[:-1], '--job_name=worker'))
