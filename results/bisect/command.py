@@ -36,6 +36,7 @@ import sys
 from results import compare
 from results import comparison as comparison_lib
 from results import detection_power
+from results import injected_runs
 from results import matrix
 from results import runner
 from results import stats
@@ -94,13 +95,18 @@ def check_args(args):
                      'per release must be at least the runs a step starts '
                      'with.' % (args.max_repeat, args.repeat))
   venvs.test_environment(args.good)   # a malformed value: UsageError
-  if os.environ.get(venvs.TEST_ENV_VAR, '').strip() and not \
-      args.allow_injected_slowdown:
-    raise UsageError(
-        'the test-only variable %s is set, so some releases\' runs are '
-        'altered on purpose and their verdicts measure nothing. Unset it, '
-        'or pass --allow_injected_slowdown when testing bisect itself.'
-        % venvs.TEST_ENV_VAR)
+  if args.allow_injected_slowdown:
+    return
+  # Before any run: every run would be altered on purpose, and compare's
+  # refusal would come only after a whole step of them.
+  for name, altered in (
+      (venvs.TEST_ENV_VAR, 'some releases\' runs are altered on purpose'),
+      (injected_runs.ENV_VAR, 'every run would be slowed on purpose')):
+    if os.environ.get(name, '').strip():
+      raise UsageError(
+          'the test-only variable %s is set, so %s and the verdicts would '
+          'measure nothing. Unset it, or pass --allow_injected_slowdown '
+          'when testing bisect itself.' % (name, altered))
 
 
 def model_of(config):
