@@ -173,6 +173,33 @@ def test_tf2_cli_prints_the_familiar_report_and_records_the_engine(tmp_path):
   assert record['summary']['gflops_per_image'] > 0
 
 
+# An engine handed a cluster task's strategy, prepared after TensorFlow's
+# runtime started (as the runtime's begin starts it) for a run of 3 towers
+# (a coordinator's rc counts a tower per worker).
+_CLUSTER_PREPARE_SCRIPT = r'''
+import tensorflow as tf
+from tf_cnn_benchmarks import flags, run_config
+from tf_cnn_benchmarks.engine_tf2 import engine
+tf.constant(0)  # the runtime starts
+rc = run_config.resolve(flags.make_params(
+    engine='tf2', device='cpu', num_gpus=3, variable_update='replicated'))
+assert rc.num_towers == 3
+engine.Tf2Engine(cluster_strategy=lambda: (None, 'a cluster\'s')).prepare(rc)
+print('PREPARED', len(tf.config.list_logical_devices('CPU')))
+'''
+
+
+def test_tf2_engine_of_a_cluster_task_leaves_the_devices_alone():
+  """A cluster task's runtime has started TensorFlow with its strategy by
+  the time the driver prepares the engine: prepare makes no devices then
+  (it could not: TensorFlow fixes them when it starts)."""
+  done = subprocess.run([sys.executable, '-c', _CLUSTER_PREPARE_SCRIPT],
+                        cwd=ROOT, capture_output=True, text=True,
+                        timeout=120)
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert 'PREPARED 1' in done.stdout, done.stdout
+
+
 # Runs the graph and the tf2 engine on the same flags in one fresh process
 # (two virtual CPUs made before TensorFlow starts) and prints each run's
 # timed losses.

@@ -1,7 +1,8 @@
 """The object driver.run calls for --engine=tf2 (driver.GraphEngine's twin).
 
-``prepare`` runs before anything in the run touches TensorFlow's runtime
-(the virtual CPU devices of MirroredStrategy must exist by then);
+``prepare`` runs before anything in a single process's run touches
+TensorFlow's runtime (the virtual CPU devices of MirroredStrategy must exist
+by then; a cluster task's runtime has started it, with its strategy);
 ``train`` builds the step and runs the core's step loop over it, then the
 core's report and utilisation line. What the graph engine does besides
 (checkpoints, evaluation, summaries, traces) is refused by flag_checks.py
@@ -39,7 +40,11 @@ class Tf2Engine:
     self._cluster_strategy = cluster_strategy
 
   def prepare(self, rc):
-    strategies.prepare_devices(rc)
+    """A single process's devices, before TensorFlow's runtime starts. A
+    cluster task's runtime started it already, with its strategy (and set
+    the threads first): one replica per worker, no devices to make here."""
+    if self._cluster_strategy is None:
+      strategies.prepare_devices(rc)
 
   def train(self, params, rc, source, eval_source, runtime, times, reporter,
             watch, result):
