@@ -142,7 +142,8 @@ def version_label(version):
 class Bisection:
   """One bisect command's state: the ranges, the venvs, the runs per step."""
 
-  def __init__(self, args, configs, chain, repeat, stream):
+  def __init__(self, args, configs, chain, repeat, power, stream):
+    """``power``: the detection_power.Power the repeat was planned by."""
     self.args = args
     self.configs = {config.name: config for config in configs}
     self.ranges = [search.Range(config.name, list(chain))
@@ -150,7 +151,7 @@ class Bisection:
     self.repeat = repeat
     self.stream = stream
     self.pythons = {}
-    self.power = detection_power.Power.from_file()
+    self.power = power
     self.step_number = 0
 
   def say(self, text=''):
@@ -382,7 +383,7 @@ def main(argv=None, stream=None):
   if repeat > args.max_repeat:   # a planned count never exceeds the cap
     repeat, why = args.max_repeat, why + ', capped by --max_repeat'
 
-  bisection = Bisection(args, configs, chain, repeat, stream)
+  bisection = Bisection(args, configs, chain, repeat, power, stream)
   bisection.say('bisect: %d %s releases from %s (good) to %s (bad): %s' % (
       len(chain), venvs.tensorflow_distribution(), args.good, args.bad,
       ' '.join(chain)))

@@ -74,7 +74,6 @@ from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster import tf2_board
 from tf_cnn_benchmarks.cluster import watchdog
 from tf_cnn_benchmarks.engine_tf2 import strategies
-from tf_cnn_benchmarks.variable_update import modes
 
 # A task that sent the coordination service no heartbeat for this long is
 # unhealthy: the service aborts the collectives of every other task.
@@ -90,18 +89,21 @@ _TASK_RE = re.compile(r'/job:(\w+)/replica:\d+/task:(\d+)')
 
 
 class Tf2ClusterRuntime(runtime.ClusterRuntime):
-  """The training task of a tf2 cluster; see above."""
+  """The training task of a tf2 cluster; see above. ``role.in_graph``:
+  this task is ParameterServerStrategy's coordinator (roles.has_controller).
+  """
 
   def __init__(self, role, params):
     super().__init__(role, params)
-    self._strategy = None
+    self._strategy = self._coordinator = None
     self._training = False
-    self._kind = role.mode.tf2_cluster_strategy
-    self._coordinates = self._kind == modes.PARAMETER_SERVER
 
   def strategy(self):
-    """(the strategy, its name): what the tf2 engine trains under."""
-    return self._strategy, self._kind
+    """What the tf2 engine trains under (strategies.Chosen): the strategy,
+    its name, and a coordinator's ClusterCoordinator (else None)."""
+    return strategies.Chosen(self._strategy,
+                             self.role.mode.tf2_cluster_strategy,
+                             self._coordinator)
 
   def begin(self, rc, run_watch):
     """Joins the cluster (starts the strategy); returns rc with the role."""
@@ -116,7 +118,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     self.watchdog.start()
     try:
       strategies.set_threads(params)
-      if self._coordinates:
+      if self.role.in_graph:
         self._strategy = self._coordinate(run_watch, peers)
       else:
         with run_watch.phase('server_start', 'joining the cluster '
@@ -144,7 +146,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     """The progress board, the "done" senders and the cluster's rate of
     a task that joined; returns rc with the role."""
     role = self.role
-    if self._coordinates:
+    if self.role.in_graph:
       # The coordinator is the one client: its board stays here. A
       # global step is one worker's step (each applies its own).
       self.board = tf2_board.LocalBoard()
@@ -168,7 +170,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
 
   def _devices_line(self):
     name = self.role.task_name
-    if self._coordinates:
+    if self.role.in_graph:
       return ('Devices: %s: coordinates %s (one replica each), the '
               'variables on %s' % (
                   name, ', '.join(roles.task_label(roles.WORKER, i)
@@ -208,7 +210,8 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
                          % names):
       strategy = tf.distribute.experimental.ParameterServerStrategy(
           self._resolver(roles.TF2_COORDINATOR))
-      tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+      self._coordinator = (
+          tf.distribute.experimental.coordinator.ClusterCoordinator(strategy))
       return strategy
 
   def _join_failure(self, error, timeout):

@@ -34,7 +34,7 @@ class Tf2Engine:
   name = flag_specs.TF2_ENGINE
 
   def __init__(self, cluster_strategy=None):
-    """``cluster_strategy()``: (strategy, its name) of a cluster task,
+    """``cluster_strategy()``: the strategies.Chosen of a cluster task,
     made by its runtime when it joined the cluster (cluster/
     tf2_runtime.py); None: a single process's, chosen from the flags."""
     self._cluster_strategy = cluster_strategy
@@ -55,13 +55,13 @@ class Tf2Engine:
     # the graph engine's runtime calls get a session.
     with runtime.function_steps():
       with watch.phase('graph_build'):
-        strategy, strategy_name = (self._cluster_strategy()
-                                   if self._cluster_strategy is not None
-                                   else strategies.choose(rc))
-        trainer = train_step.Trainer(rc, strategy, source)
+        chosen = (self._cluster_strategy()
+                  if self._cluster_strategy is not None
+                  else strategies.choose(rc))
+        trainer = train_step.Trainer(rc, chosen, source)
       runtime.attach_run(rc, result)
       reporter.header(rc, '%s (tf2 engine: tf.function, %s)' % (
-          params.variable_update, strategy_name), source.description,
+          params.variable_update, chosen.name), source.description,
                       sync=driver.sync_description(rc))
       loop = step_loop.StepLoop(
           params, rc, _NO_GRAPH, train_step.StepRunner(trainer, runtime),
