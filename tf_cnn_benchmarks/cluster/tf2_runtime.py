@@ -8,7 +8,8 @@
     step, its gradients all-reduced with the others' by collective ops
     over gRPC; no controller, no ps. Worker 0 is the chief and hosts
     TensorFlow's coordination service.
-  * parameter_server (asynchronous): ParameterServerStrategy. The
+  * parameter_server (--sync_updates=barrier, or --cross_replica_sync=
+    False): ParameterServerStrategy. The
     cluster's controller task is its coordinator (TensorFlow's "chief",
     roles.TF2_COORDINATOR) and the one task that trains: a
     ClusterCoordinator schedules each step on a worker, which applies its
@@ -35,9 +36,9 @@ wait:
     seconds (exit 1, named). Under MultiWorkerMirroredStrategy the
     coordination service, which stops hearing its heartbeats after
     HEARTBEAT_TIMEOUT_SECONDS, also aborts the collectives that wait for
-    it. Under ParameterServerStrategy a lost worker is survivable: the
-    coordinator runs its steps on the others and the run goes on
-    (roles.ClusterRole.can_train_without); a lost ps ends it;
+    it. Under ParameterServerStrategy a lost worker is survivable, barrier
+    or not: the coordinator runs its steps on the others and the run goes
+    on (roles.ClusterRole.lockstep, can_train_without); a lost ps ends it;
   * a step that stalls (a peer alive but stuck): the watchdog's stall
     report, then the end after --stall_shutdown_timeout (exit 3, naming
     the worker the board shows behind, or a frozen peer); each collective
