@@ -283,12 +283,16 @@ def test_a_middle_that_cannot_run_is_skipped(fake_releases, monkeypatch,
   assert answer in out
 
 
-def test_dry_run_lists_the_first_step(fake_releases):
+def test_dry_run_lists_the_first_step(fake_releases, monkeypatch):
+  # No measurement to plan by, whatever the checkout's file holds.
+  monkeypatch.setattr(detection_power.Power, 'from_file',
+                      classmethod(lambda cls: cls(None)))
   code, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.4',
                                       '--dry_run'])
   assert code == 0, out
-  assert 'the default: results/detection_power.json holds no full' in out or \
-      'detection_power.json' in out
+  assert ('%d run(s) per release per step (the default: results/'
+          'detection_power.json holds no full measurement to plan by), '
+          'doubled' % command.DEFAULT_REPEAT) in out, out
   commands = [line for line in out.splitlines() if 'fake_benchmark' in line]
   assert len(commands) == 3 * command.DEFAULT_REPEAT
   assert [c.rsplit('--label=', 1)[1] for c in commands[:3]] == [
