@@ -147,7 +147,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     """The progress board, the "done" senders and the cluster's rate of
     a task that joined; returns rc with the role."""
     role = self.role
-    if self.role.in_graph:
+    if role.in_graph:
       # The coordinator is the one client: its board stays here. A
       # global step is one worker's step (each applies its own).
       self.board = tf2_board.LocalBoard()
