@@ -10,6 +10,10 @@ import math
 from results.errors import UsageError
 
 COLUMN = 'injected_slowdown'
+# The environment variable that slows a run (read by
+# tf_cnn_benchmarks/injected_slowdown.py, which takes the name from here:
+# `results` cannot import the harness, the harness may import `results`).
+ENV_VAR = 'TF_CNN_BENCHMARKS_TEST_SLOWDOWN'
 
 
 def fraction(run):

@@ -90,9 +90,55 @@ def test_tf2_parameter_server_is_coordinated_by_the_controller():
                                     '--task_index=1'))
   assert not worker.trains and controller.can_train_without('worker1')
   assert not controller.can_train_without('ps0')
+  # The coordinator runs a lost worker's steps on the others, so waiting
+  # for each round (--sync_updates=barrier) needs no given worker either:
+  # the watchdog and the launcher carry on without one.
+  barrier = roles.resolve_role(parse(
+      *[f for f in cluster if f != '--cross_replica_sync=False'],
+      '--sync_updates=barrier', '--job_name=controller'))
+  assert barrier.cross_replica_sync and not barrier.lockstep
+  assert barrier.can_train_without('worker1')
+  assert not barrier.can_train_without('ps0')
   with pytest.raises(flags.UsageError, match="ParameterServerStrategy's "
                      'coordinator'):
     roles.resolve_role(parse(*cluster[:-1], '--job_name=worker'))
+
+
+@pytest.mark.parametrize('cluster', [
+    ('--variable_update=collective_all_reduce', '--job_name=worker',
+     '--worker_hosts=a:1,b:2'),
+    ('--variable_update=parameter_server', '--cross_replica_sync=False',
+     '--job_name=controller', '--worker_hosts=a:1', '--ps_hosts=c:3',
+     '--controller_host=d:4'),
+])
+def test_tf2_cluster_tasks_need_the_tensorflow_their_runtime_uses(
+    monkeypatch, capsys, cluster):
+  """The floor (flag_checks.TF2_CLUSTER_MIN_TF), on a faked installed
+  version: a tf2 cluster task on an older TensorFlow is a usage error
+  naming both versions and the graph engine, and the launcher stops with
+  it before starting a task; a single tf2 process, the graph engine's
+  cluster, the floor itself and an unknown build are let through."""
+  from tf_cnn_benchmarks import exit_codes  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks import flag_checks  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster import launcher  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.measure import versions  # pylint: disable=g-import-not-at-top
+  assert flag_checks.TF2_CLUSTER_MIN_TF == '2.19'
+  monkeypatch.setattr(versions, 'tf_installed_version', lambda: '2.18.1')
+  with pytest.raises(flags.UsageError) as e:
+    parse('--engine=tf2', *cluster)
+  assert ('needs TensorFlow >= 2.19' in str(e.value) and
+          'this is TensorFlow 2.18.1' in str(e.value) and
+          '--engine=graph' in str(e.value)), str(e.value)
+  assert parse(*cluster).engine == 'graph'
+  assert parse('--engine=tf2').engine == 'tf2'
+  code = launcher.main(['launch', '--ps', '1', '--workers', '2', '--',
+                        '--engine=tf2', '--variable_update=parameter_server',
+                        '--cross_replica_sync=False'])
+  err = capsys.readouterr().err
+  assert code == exit_codes.USAGE and 'needs TensorFlow >= 2.19' in err, err
+  for allowed in ('2.19.0', None):
+    monkeypatch.setattr(versions, 'tf_installed_version', lambda: allowed)
+    assert parse('--engine=tf2', *cluster).engine == 'tf2'
 
 
 def test_tf2_takes_the_flags_both_engines_share():
@@ -125,6 +171,33 @@ def test_tf2_cli_prints_the_familiar_report_and_records_the_engine(tmp_path):
   assert record['config']['engine'] == 'tf2'
   assert len(record['timing']['step_losses']) == 4
   assert record['summary']['gflops_per_image'] > 0
+
+
+# An engine handed a cluster task's strategy, prepared after TensorFlow's
+# runtime started (as the runtime's begin starts it) for a run of 3 towers
+# (a coordinator's rc counts a tower per worker).
+_CLUSTER_PREPARE_SCRIPT = r'''
+import tensorflow as tf
+from tf_cnn_benchmarks import flags, run_config
+from tf_cnn_benchmarks.engine_tf2 import engine
+tf.constant(0)  # the runtime starts
+rc = run_config.resolve(flags.make_params(
+    engine='tf2', device='cpu', num_gpus=3, variable_update='replicated'))
+assert rc.num_towers == 3
+engine.Tf2Engine(cluster_strategy=lambda: (None, 'a cluster\'s')).prepare(rc)
+print('PREPARED', len(tf.config.list_logical_devices('CPU')))
+'''
+
+
+def test_tf2_engine_of_a_cluster_task_leaves_the_devices_alone():
+  """A cluster task's runtime has started TensorFlow with its strategy by
+  the time the driver prepares the engine: prepare makes no devices then
+  (it could not: TensorFlow fixes them when it starts)."""
+  done = subprocess.run([sys.executable, '-c', _CLUSTER_PREPARE_SCRIPT],
+                        cwd=ROOT, capture_output=True, text=True,
+                        timeout=120)
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert 'PREPARED 1' in done.stdout, done.stdout
 
 
 # Runs the graph and the tf2 engine on the same flags in one fresh process

@@ -83,7 +83,7 @@ def test_the_tf2_engine_s_updates_wait_for_their_readers_too(optimizer):
   from tf_cnn_benchmarks import driver
   params, rc, _ = _build(engine='tf2', optimizer=optimizer)
   rc, source = driver.open_input_source(params, rc)
-  trainer = train_step.Trainer(rc, strategies.choose(rc)[0], source)
+  trainer = train_step.Trainer(rc, strategies.choose(rc), source)
   graph = trainer._step.get_concrete_function(trainer._iterator).graph  # pylint: disable=protected-access
   outputs = [t.op for t in graph.outputs] + list(graph.control_outputs)
   _assert_updates_wait_for_readers(_updates(graph), _upstream(*outputs))

@@ -146,16 +146,19 @@ def run(params, reporter=None, rc=None, runtime=None,
       # --train_dir would overwrite this one's checkpoints.
       with checkpoints.train_dir_locked(params, runtime, reporter):
         rc = runtime.begin(rc, watch)
-        engine.prepare(rc)
-        with watch.phase('input'):
-          rc, source = open_input_source(params, rc)
-          eval_source = None
-          if rc.mode == run_config.TRAINING_AND_EVALUATION:
-            rc, eval_source = open_validation_source(params, rc)
-        for note in rc.all_notes():
-          reporter.line('Note: ' + note)
-        engine.train(params, rc, source, eval_source, runtime, times,
-                     reporter, watch, result)
+        # However the rest ends, the runtime sees it (a tf2 cluster task
+        # leaves its note and tells its peers, also when its input fails).
+        with runtime.running():
+          engine.prepare(rc)
+          with watch.phase('input'):
+            rc, source = open_input_source(params, rc)
+            eval_source = None
+            if rc.mode == run_config.TRAINING_AND_EVALUATION:
+              rc, eval_source = open_validation_source(params, rc)
+          for note in rc.all_notes():
+            reporter.line('Note: ' + note)
+          engine.train(params, rc, source, eval_source, runtime, times,
+                       reporter, watch, result)
     except stop_request.Interrupted as e:
       fail('interrupted', exit_codes.INTERRUPTED,
            failures.failure('Interrupted', str(e)))

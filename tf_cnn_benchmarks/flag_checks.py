@@ -5,9 +5,12 @@ combination is one paragraph saying what is wrong and what to do, before
 anything is loaded or started.
 """
 
+from packaging.version import Version
+
 from tf_cnn_benchmarks import injected_slowdown
 from tf_cnn_benchmarks import tf_config
 from tf_cnn_benchmarks import flag_specs
+from tf_cnn_benchmarks.measure import versions
 from tf_cnn_benchmarks.flag_specs import (FLAG_SPECS, REFUSED_SPECS,
                                           SERVER_PROTOCOLS)
 from tf_cnn_benchmarks.usage_errors import UsageError
@@ -138,9 +141,21 @@ def _validate_engine(p):
             p.optimizer, ' and '.join(TF2_OPTIMIZERS), graph_only))
 
 
+# The oldest TensorFlow a tf2 cluster task runs on. Its start-up bound
+# (cluster/tf2_runtime.py) configures the coordination service's
+# registration as a barrier (cluster_register_with_barrier), a field 2.19
+# added, in the proto module 2.19 moved under tensorflow/compiler/xla/tsl;
+# without the barrier a worker returns from registering before its peers
+# have, and an absent one goes unnamed. Checked here, before TensorFlow
+# loads, so that every task (and the launcher, for all of them) stops
+# with this reason rather than an ImportError that leaves no record.
+TF2_CLUSTER_MIN_TF = '2.19'
+
+
 def _validate_tf2_cluster(p, graph_only):
   """A tf2 cluster task: a mode with a tf.distribute multi-worker strategy
-  (variable_update/modes.py), one replica per worker."""
+  (variable_update/modes.py), one replica per worker, on a TensorFlow that
+  has what its runtime needs."""
   mode = modes.get(p.variable_update)
   if mode.tf2_cluster_strategy is None:
     raise UsageError(
@@ -171,6 +186,21 @@ def _validate_tf2_cluster(p, graph_only):
         'says %d; %s. Drop --num_gpus (start more workers instead), or '
         'drop --engine=tf2.' % (mode.tf2_cluster_strategy, p.num_gpus,
                                 p.num_gpus, graph_only))
+  installed = versions.tf_installed_version()
+  # An unknown distribution (a build from source) is let through: nothing
+  # to read its version from without loading it.
+  if installed is not None and Version(installed) < Version(
+      TF2_CLUSTER_MIN_TF):
+    raise UsageError(
+        '--engine=tf2 in a cluster needs TensorFlow >= %s (the '
+        'MultiWorkerMirroredStrategy start-up bound is the coordination '
+        'service\'s registration barrier, new in %s; the tf2 cluster '
+        'runtime is tested from there on); this is TensorFlow %s. Install '
+        'TensorFlow >= %s on every host, or drop --engine=tf2: --engine='
+        'graph (the default) runs the cluster modes on every TensorFlow '
+        'from 2.12.' % (
+            TF2_CLUSTER_MIN_TF, TF2_CLUSTER_MIN_TF, installed,
+            TF2_CLUSTER_MIN_TF))
 
 
 # Flags that tune replicated mode's all-reduce (variable_update/all_reduce.py).

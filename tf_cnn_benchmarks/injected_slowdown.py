@@ -12,16 +12,18 @@ uses it to measure how often `compare` catches a slowdown of known size.
 A slowed run says so in its record (`injected_slowdown`: the fraction; null
 or absent in a real run), and `compare` refuses to mix such runs with real
 ones unless asked (--allow_injected_slowdown): they must never pass for
-real measurements. This module is the one place the variable is named.
+real measurements. The variable is named in results/injected_runs.py, which
+the tools that run benchmarks (`bisect`) read too.
 """
 
 import math
 import os
 import time
 
+from results import injected_runs
 from tf_cnn_benchmarks.usage_errors import UsageError
 
-ENV_VAR = 'TF_CNN_BENCHMARKS_TEST_SLOWDOWN'
+ENV_VAR = injected_runs.ENV_VAR
 # A slowdown beyond 10x the step's time is a typo, not a test.
 MAX_FRACTION = 10.0
 

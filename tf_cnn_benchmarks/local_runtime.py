@@ -29,6 +29,11 @@ class LocalRuntime:
     self._watch, self._params = run_watch, rc.params
     return rc
 
+  def running(self):
+    """Around the rest of the run, from just after ``begin``: nothing to
+    do on the way out here."""
+    return contextlib.nullcontext()
+
   def wire_graph(self, variable_manager, global_step, step_op):
     """The step op the session runs (a cluster adds its own parts)."""
     del variable_manager, global_step

@@ -36,6 +36,7 @@ import sys
 from results import compare
 from results import comparison as comparison_lib
 from results import detection_power
+from results import injected_runs
 from results import matrix
 from results import runner
 from results import stats
@@ -94,13 +95,18 @@ def check_args(args):
                      'per release must be at least the runs a step starts '
                      'with.' % (args.max_repeat, args.repeat))
   venvs.test_environment(args.good)   # a malformed value: UsageError
-  if os.environ.get(venvs.TEST_ENV_VAR, '').strip() and not \
-      args.allow_injected_slowdown:
-    raise UsageError(
-        'the test-only variable %s is set, so some releases\' runs are '
-        'altered on purpose and their verdicts measure nothing. Unset it, '
-        'or pass --allow_injected_slowdown when testing bisect itself.'
-        % venvs.TEST_ENV_VAR)
+  if args.allow_injected_slowdown:
+    return
+  # Before any run: every run would be altered on purpose, and compare's
+  # refusal would come only after a whole step of them.
+  for name, altered in (
+      (venvs.TEST_ENV_VAR, 'some releases\' runs are altered on purpose'),
+      (injected_runs.ENV_VAR, 'every run would be slowed on purpose')):
+    if os.environ.get(name, '').strip():
+      raise UsageError(
+          'the test-only variable %s is set, so %s and the verdicts would '
+          'measure nothing. Unset it, or pass --allow_injected_slowdown '
+          'when testing bisect itself.' % (name, altered))
 
 
 def model_of(config):
@@ -136,7 +142,8 @@ def version_label(version):
 class Bisection:
   """One bisect command's state: the ranges, the venvs, the runs per step."""
 
-  def __init__(self, args, configs, chain, repeat, stream):
+  def __init__(self, args, configs, chain, repeat, power, stream):
+    """``power``: the detection_power.Power the repeat was planned by."""
     self.args = args
     self.configs = {config.name: config for config in configs}
     self.ranges = [search.Range(config.name, list(chain))
@@ -144,7 +151,7 @@ class Bisection:
     self.repeat = repeat
     self.stream = stream
     self.pythons = {}
-    self.power = detection_power.Power.from_file()
+    self.power = power
     self.step_number = 0
 
   def say(self, text=''):
@@ -376,7 +383,7 @@ def main(argv=None, stream=None):
   if repeat > args.max_repeat:   # a planned count never exceeds the cap
     repeat, why = args.max_repeat, why + ', capped by --max_repeat'
 
-  bisection = Bisection(args, configs, chain, repeat, stream)
+  bisection = Bisection(args, configs, chain, repeat, power, stream)
   bisection.say('bisect: %d %s releases from %s (good) to %s (bad): %s' % (
       len(chain), venvs.tensorflow_distribution(), args.good, args.bad,
       ' '.join(chain)))

@@ -125,6 +125,62 @@ def test_tf2_parameter_server_missing_worker_is_named(tmp_path):
     assert 'controller0 never appeared within 6 s' in out[label], out
 
 
+@pytest.mark.timeout(150)
+def test_tf2_worker_whose_input_fails_is_named_by_the_other(tmp_path):
+  """--engine=tf2 (MultiWorkerMirroredStrategy): worker1's --data_dir is
+  missing, so its run fails opening its input, after it joined the cluster
+  and before the tf2 engine starts. It leaves its note on the board all the
+  same, so worker0, whose build waits in a collective for worker1, names
+  worker1's data error (not "worker1 is gone"); both end within seconds."""
+  workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
+  common = helpers.tiny_flags(
+      str(tmp_path), engine='tf2', variable_update='collective_all_reduce',
+      num_batches=2) + ['--worker_hosts=' + ','.join(workers),
+                        '--job_name=worker']
+  missing = str(tmp_path / 'no_such_data')
+  started = time.monotonic()
+  codes, out = helpers.run_by_hand(tmp_path, common, [
+      ('worker0', ['--task_index=0']),
+      ('worker1', ['--task_index=1', '--data_dir=' + missing])], 120)
+  took = time.monotonic() - started
+  assert codes == {'worker0': exit_codes.RUN_FAILED,
+                   'worker1': exit_codes.RUN_FAILED}, out
+  # Starting two TensorFlow processes on a loaded machine, then seconds.
+  assert took < 90, out
+  assert missing in out['worker1'], out['worker1']
+  assert 'Root cause: worker1 (DataError)' in out['worker0'], out
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert recs[label]['status'] == 'failed', recs[label]
+    assert recs[label]['failure']['task'] == 'worker1', recs[label]
+    assert recs[label]['failure']['type'] == 'DataError', recs[label]
+
+
+@pytest.mark.timeout(150)
+def test_tf2_parameter_server_coordinator_whose_input_fails_says_done(
+    tmp_path):
+  """--engine=tf2 parameter_server: the coordinator's --data_dir is
+  missing, so it fails opening its input, after it connected to the
+  cluster. It still tells the ps and the workers it is done: they exit 0
+  at once (not "controller0 left without saying done"), and the launcher's
+  first failure is the coordinator's data error."""
+  missing = str(tmp_path / 'no_such_data')
+  code, output = helpers.launch(
+      ['--ps', '1', '--workers', '2'], helpers.tiny_flags(
+          str(tmp_path), engine='tf2', variable_update='parameter_server',
+          cross_replica_sync=False, data_dir=missing))
+  assert code == exit_codes.RUN_FAILED, output
+  assert re.search(r'First failure: controller0: .*%s' % re.escape(missing),
+                   output), output
+  for label in ('ps0', 'worker0', 'worker1'):
+    assert '%s: every client is done; exiting' % label in \
+        helpers.task_lines(output, label), output
+    assert re.search(r'\[launch\] %s +exit 0' % label, output), output
+  rec = helpers.records(str(tmp_path))['controller0']
+  assert rec['status'] == 'failed'
+  assert rec['failure']['type'] == 'DataError'
+
+
 def _run_alone(tmp_path, ps_hosts, timeout):
   """worker0 of a cluster whose ps tasks are at ``ps_hosts``; returns
   (exit code, output, seconds taken)."""

@@ -282,15 +282,21 @@ def test_tf2_parameter_server_ps_killed_the_coordinator_names_it(tmp_path):
 
 
 @pytest.mark.timeout(150)
+@pytest.mark.parametrize('sync', [dict(cross_replica_sync=False),
+                                  dict(cross_replica_sync=None,
+                                       sync_updates='barrier')],
+                         ids=['async', 'barrier'])
 def test_tf2_parameter_server_worker_killed_the_coordinator_carries_on(
-    tmp_path):
+    tmp_path, sync):
   """A worker lost mid-run: the coordinator runs the steps on the other
   one, says so once, finishes and lists it in its record; the run as a
   whole failed first at worker1 (as the graph engine's asynchronous
-  cluster)."""
+  cluster). With --sync_updates=barrier too: the coordinator waits for a
+  round of one step per worker, wherever they ran, so no step needs
+  worker1 (roles.ClusterRole.lockstep)."""
   code, output, pids, took = run_and_kill(
       tmp_path, 'worker1', after=('controller0', 50), num_batches=600,
-      **_TF2_PS)
+      **dict(_TF2_PS, **sync))
   assert took < 90, output
   _assert_carried_on_without_worker1(tmp_path, code, output, pids,
                                      'controller0', 600)

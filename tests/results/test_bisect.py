@@ -283,12 +283,16 @@ def test_a_middle_that_cannot_run_is_skipped(fake_releases, monkeypatch,
   assert answer in out
 
 
-def test_dry_run_lists_the_first_step(fake_releases):
+def test_dry_run_lists_the_first_step(fake_releases, monkeypatch):
+  # No measurement to plan by, whatever the checkout's file holds.
+  monkeypatch.setattr(detection_power.Power, 'from_file',
+                      classmethod(lambda cls: cls(None)))
   code, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.4',
                                       '--dry_run'])
   assert code == 0, out
-  assert 'the default: results/detection_power.json holds no full' in out or \
-      'detection_power.json' in out
+  assert ('%d run(s) per release per step (the default: results/'
+          'detection_power.json holds no full measurement to plan by), '
+          'doubled' % command.DEFAULT_REPEAT) in out, out
   commands = [line for line in out.splitlines() if 'fake_benchmark' in line]
   assert len(commands) == 3 * command.DEFAULT_REPEAT
   assert [c.rsplit('--label=', 1)[1] for c in commands[:3]] == [
@@ -355,14 +359,18 @@ def test_cli_knows_bisect():
 def test_runs_slowed_on_purpose_are_refused_unless_allowed(fake_releases,
                                                            capsys,
                                                            monkeypatch):
-  """The injected slowdown set directly (not per version): the runs say so,
-  and bisect refuses to judge them, as compare does."""
+  """The injected slowdown set directly (not per version): bisect refuses
+  before it runs anything (compare would refuse such runs only after a
+  whole step of them). (--allow_injected_slowdown lets them through:
+  every other test here passes it.)"""
   monkeypatch.setenv(SLOWDOWN, '0.3')
-  code = command.main(['bisect', '--good', '9.9.0', '--bad', '9.9.1',
-                       '--repeat', '4', '--result_dir',
-                       str(fake_releases / 'runs'), '--venv_dir',
-                       str(fake_releases / 'venvs'), '--benchmark_script',
-                       FAKE_BENCHMARK, '--', '--model=trivial'],
-                      stream=io.StringIO())
+  argv = ['bisect', '--good', '9.9.0', '--bad', '9.9.1', '--repeat', '4',
+          '--result_dir', str(fake_releases / 'runs'), '--venv_dir',
+          str(fake_releases / 'venvs'), '--benchmark_script', FAKE_BENCHMARK,
+          '--', '--model=trivial']
+  code = command.main(argv, stream=io.StringIO())
   assert code == 2
-  assert 'slowed on purpose' in capsys.readouterr().err.replace('\n', ' ')
+  err = capsys.readouterr().err.replace('\n', ' ')
+  assert ('the test-only variable %s is set, so every run would be slowed '
+          'on purpose' % SLOWDOWN) in err, err
+  assert not os.path.exists(fake_releases / 'runs')

@@ -106,8 +106,9 @@ class ClusterWatch:
     # Suspicion: the cluster is quiet, or one client is (in an
     # asynchronous cluster the others keep the cluster moving). The
     # workers of ParameterServerStrategy are not on the board (its
-    # coordinator is the one client) and the run goes on without one, so
-    # nothing would ever look quiet: they are probed all the time.
+    # coordinator is the one client) and the run goes on without one
+    # (barrier or not: roles.ClusterRole.lockstep), so nothing would ever
+    # look quiet: they are probed all the time.
     suspect_after = max(SUSPECT_AFTER_SECONDS, 3 * typical_step_seconds)
     if (not ok or self._quiet_client(now, suspect_after) or
         now - self.last_progress >= suspect_after or

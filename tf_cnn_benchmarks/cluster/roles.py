@@ -84,8 +84,14 @@ class ClusterRole:
     """Does every training step need every worker (synchronous training)?
 
     Then one missing worker stops the whole cluster; asynchronous
-    parameter-server training carries on without it.
+    parameter-server training carries on without it. So does the tf2
+    engine's ParameterServerStrategy, also with --sync_updates=barrier:
+    its coordinator waits for a round of one step per worker, but runs a
+    lost worker's steps on the others, so no step needs a given worker.
     """
+    if self.mode.tf2_cluster_strategy == modes.PARAMETER_SERVER and (
+        self.engine == flag_specs.TF2_ENGINE):
+      return False
     return self.cross_replica_sync or self.mode.all_reduce
 
   @property
@@ -112,8 +118,8 @@ class ClusterRole:
   def can_train_without(self, label):
     """Can the cluster's training go on once task ``label`` is gone?
 
-    Only an asynchronous cluster without one of its workers: the graph
-    engine's other workers step on alone, and ParameterServerStrategy's
+    Only a cluster not in lockstep without one of its workers: the graph
+    engine's asynchronous workers step on alone, and ParameterServerStrategy's
     coordinator runs the steps on the workers left. Without a ps, or in
     lockstep, nobody can.
     """

@@ -11,10 +11,20 @@ search (root_cause.py) read a tf2 cluster as they read a graph one.
 Each client owns one key, ``tf_cnn_benchmarks/board/<client index>``,
 holding JSON {"started": n, "completed": m, "note": {...} or null}. Only
 that client writes it: the store cannot overwrite a key, so a write is a
-delete and an insert, under a lock (the watchdog's thread may leave a note
-while the main thread publishes a step). Any task reads it with a get that
-waits at most a given time; a key caught between the two writes, or not
-yet written, reads as the last value this reader saw.
+delete and an insert (two blocking calls to worker 0), under a lock (the
+watchdog's thread may leave a note while the main thread publishes a
+step). Any task reads it with a get that waits at most a given time; a key
+caught between the two writes, or not yet written, reads as the last value
+this reader saw.
+
+A step writes once, as it starts: {started: n, completed: n - 1} (steps
+run one after the other, so its start says the previous one completed).
+Its completion is only counted here, and reaches the store with the next
+step's start, this task's next read of the board (its watchdog reads it
+every second: a task stuck between steps shows "done with step n, not in a
+step" within a second), or its exit note. That keeps one write, not two,
+inside each timed step, and keeps ``started`` exact, which the stall
+reports and the straggler lag read.
 
 The methods take the graph board's ``sess`` argument and ignore it, so
 code written against progress_board.ProgressBoard runs unchanged.
@@ -46,21 +56,28 @@ class KeyValueBoard:
     self._lock = threading.Lock()
     self._started = self._completed = 0
     self._note = None
+    self._written = None  # the entry text in the store
     self._last_seen = [None] * num_clients  # entry dicts, by client
 
   # -- this client's key
 
   def _write(self, timeout_ms):
+    """Puts this client's entry in the store unless it is there already
+    (under the lock)."""
     del timeout_ms  # an insert does not wait for anybody
     entry = json.dumps({'started': self._started,
                         'completed': self._completed, 'note': self._note})
+    if entry == self._written:
+      return
     ctx = context.context()
     key = _KEY % self.index
     try:
       ctx.delete_config_key_value(key)
     except tf.errors.NotFoundError:
       pass  # the first write
+    self._written = None  # deleted: a failed insert must be retried
     ctx.set_config_key_value(key, entry)
+    self._written = entry
 
   def publish_initial(self):
     """This client's key, before anybody reads it (start of training)."""
@@ -74,10 +91,10 @@ class KeyValueBoard:
       self._write(timeout_ms)
 
   def publish_completion(self, sess, timeout_ms):
-    del sess
+    """Counted; published later (see above), never inside the step."""
+    del sess, timeout_ms
     with self._lock:
       self._completed += 1
-      self._write(timeout_ms)
 
   def post_note(self, sess, index, note, timeout_ms):
     """This client's exit note (a JSON-able dict); ``index`` is its own."""
@@ -100,9 +117,12 @@ class KeyValueBoard:
     return entry
 
   def read(self, sess, timeout_ms):
-    """A progress_board.Snapshot; raises tf.errors.OpError when the store
-    cannot be reached (its host, worker 0, is gone)."""
+    """A progress_board.Snapshot, after publishing this client's own
+    entry if a completion is still unpublished; raises tf.errors.OpError
+    when the store cannot be reached (its host, worker 0, is gone)."""
     del sess
+    with self._lock:
+      self._write(timeout_ms)
     entries = [self._entry(i, timeout_ms) or {}
                for i in range(self._num_clients)]
     return progress_board.Snapshot(

@@ -8,7 +8,8 @@
     step, its gradients all-reduced with the others' by collective ops
     over gRPC; no controller, no ps. Worker 0 is the chief and hosts
     TensorFlow's coordination service.
-  * parameter_server (asynchronous): ParameterServerStrategy. The
+  * parameter_server (--sync_updates=barrier, or --cross_replica_sync=
+    False): ParameterServerStrategy. The
     cluster's controller task is its coordinator (TensorFlow's "chief",
     roles.TF2_COORDINATOR) and the one task that trains: a
     ClusterCoordinator schedules each step on a worker, which applies its
@@ -35,9 +36,9 @@ wait:
     seconds (exit 1, named). Under MultiWorkerMirroredStrategy the
     coordination service, which stops hearing its heartbeats after
     HEARTBEAT_TIMEOUT_SECONDS, also aborts the collectives that wait for
-    it. Under ParameterServerStrategy a lost worker is survivable: the
-    coordinator runs its steps on the others and the run goes on
-    (roles.ClusterRole.can_train_without); a lost ps ends it;
+    it. Under ParameterServerStrategy a lost worker is survivable, barrier
+    or not: the coordinator runs its steps on the others and the run goes
+    on (roles.ClusterRole.lockstep, can_train_without); a lost ps ends it;
   * a step that stalls (a peer alive but stuck): the watchdog's stall
     report, then the end after --stall_shutdown_timeout (exit 3, naming
     the worker the board shows behind, or a frozen peer); each collective
@@ -74,7 +75,6 @@ from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster import tf2_board
 from tf_cnn_benchmarks.cluster import watchdog
 from tf_cnn_benchmarks.engine_tf2 import strategies
-from tf_cnn_benchmarks.variable_update import modes
 
 # A task that sent the coordination service no heartbeat for this long is
 # unhealthy: the service aborts the collectives of every other task.
@@ -90,18 +90,21 @@ _TASK_RE = re.compile(r'/job:(\w+)/replica:\d+/task:(\d+)')
 
 
 class Tf2ClusterRuntime(runtime.ClusterRuntime):
-  """The training task of a tf2 cluster; see above."""
+  """The training task of a tf2 cluster; see above. ``role.in_graph``:
+  this task is ParameterServerStrategy's coordinator (roles.has_controller).
+  """
 
   def __init__(self, role, params):
     super().__init__(role, params)
-    self._strategy = None
+    self._strategy = self._coordinator = None
     self._training = False
-    self._kind = role.mode.tf2_cluster_strategy
-    self._coordinates = self._kind == modes.PARAMETER_SERVER
 
   def strategy(self):
-    """(the strategy, its name): what the tf2 engine trains under."""
-    return self._strategy, self._kind
+    """What the tf2 engine trains under (strategies.Chosen): the strategy,
+    its name, and a coordinator's ClusterCoordinator (else None)."""
+    return strategies.Chosen(self._strategy,
+                             self.role.mode.tf2_cluster_strategy,
+                             self._coordinator)
 
   def begin(self, rc, run_watch):
     """Joins the cluster (starts the strategy); returns rc with the role."""
@@ -116,24 +119,35 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     self.watchdog.start()
     try:
       strategies.set_threads(params)
-      if self._coordinates:
+      if self.role.in_graph:
         self._strategy = self._coordinate(run_watch, peers)
       else:
         with run_watch.phase('server_start', 'joining the cluster '
                              '(TensorFlow waits for every worker to '
                              'register: %s)' % ', '.join(sorted(peers))):
           self._strategy = self._join(run_watch)
+      run_watch.tell('Cluster task %s (%s); %s' % (
+          role.task_name, role.address, '; '.join(roles.describe(role))))
+      warning = server.exposure_warning(role)
+      if warning:
+        run_watch.tell(warning)
+      run_watch.tell(self._devices_line())
+      sys.stdout.flush()
+      rc = self._board_and_rate(rc)
     except Exception:
+      # No board or "done" yet to tell the peers with (running() does,
+      # from here on): they find this task gone.
       self.watchdog.stop()
       raise
-    run_watch.tell('Cluster task %s (%s); %s' % (
-        role.task_name, role.address, '; '.join(roles.describe(role))))
-    warning = server.exposure_warning(role)
-    if warning:
-      run_watch.tell(warning)
-    run_watch.tell(self._devices_line())
-    sys.stdout.flush()
-    if self._coordinates:
+    run_watch.exit.attach_leave(
+        lambda status, failure: self._leave(None, status, failure))
+    return rc
+
+  def _board_and_rate(self, rc):
+    """The progress board, the "done" senders and the cluster's rate of
+    a task that joined; returns rc with the role."""
+    role = self.role
+    if role.in_graph:
       # The coordinator is the one client: its board stays here. A
       # global step is one worker's step (each applies its own).
       self.board = tf2_board.LocalBoard()
@@ -148,15 +162,16 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     self.board.publish_initial()
     self._board_in_step = False
     self.rate = cluster_rate.ClusterRate(
-        role, params, lambda trainer: trainer.global_step(),
+        role, self.params, lambda trainer: trainer.global_step(),
         images_per_global_step)
-    run_watch.exit.attach_leave(
-        lambda status, failure: self._leave(None, status, failure))
-    return dataclasses.replace(rc, cluster=self.role)
+    # A failure before the engine attaches the run is described with this
+    # (attach_run replaces it).
+    self._rc = dataclasses.replace(rc, cluster=role)
+    return self._rc
 
   def _devices_line(self):
     name = self.role.task_name
-    if self._coordinates:
+    if self.role.in_graph:
       return ('Devices: %s: coordinates %s (one replica each), the '
               'variables on %s' % (
                   name, ', '.join(roles.task_label(roles.WORKER, i)
@@ -196,7 +211,8 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
                          % names):
       strategy = tf.distribute.experimental.ParameterServerStrategy(
           self._resolver(roles.TF2_COORDINATOR))
-      tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+      self._coordinator = (
+          tf.distribute.experimental.coordinator.ClusterCoordinator(strategy))
       return strategy
 
   def _join_failure(self, error, timeout):
@@ -227,13 +243,14 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
   # -- the run
 
   @contextlib.contextmanager
-  def function_steps(self):
-    """Around the tf2 engine's build and steps: a failure is noted on the
-    board (or its root cause found in a peer); on the way out this task
-    leaves its note, the board's host waits for the others' (the part of
-    the coordination service's shutdown barrier this cluster needs:
-    bounded, and a peer that is gone does not hold it up), and a
-    coordinator tells the serving tasks it is done."""
+  def running(self):
+    """Around everything the run does once this task joined (the input,
+    the tf2 engine's build and steps): a failure is noted on the board (or
+    its root cause found in a peer); on the way out this task leaves its
+    note, the board's host waits for the others' (the part of the
+    coordination service's shutdown barrier this cluster needs: bounded,
+    and a peer that is gone does not hold it up), and a coordinator tells
+    the serving tasks it is done."""
     try:
       yield
       self._leave_note(None, {'status': 'ok'})
@@ -245,6 +262,10 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       if self.done is not None:
         self.done.send(None)
       self.watchdog.stop()
+
+  def function_steps(self):
+    """Around the tf2 engine's build and steps: running() covers them."""
+    return contextlib.nullcontext()
 
   def _on_failure(self, sess, exc):
     """The graph runtime's failure path, and one verdict it cannot reach:

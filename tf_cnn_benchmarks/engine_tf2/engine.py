@@ -1,7 +1,8 @@
 """The object driver.run calls for --engine=tf2 (driver.GraphEngine's twin).
 
-``prepare`` runs before anything in the run touches TensorFlow's runtime
-(the virtual CPU devices of MirroredStrategy must exist by then);
+``prepare`` runs before anything in a single process's run touches
+TensorFlow's runtime (the virtual CPU devices of MirroredStrategy must exist
+by then; a cluster task's runtime has started it, with its strategy);
 ``train`` builds the step and runs the core's step loop over it, then the
 core's report and utilisation line. What the graph engine does besides
 (checkpoints, evaluation, summaries, traces) is refused by flag_checks.py
@@ -33,30 +34,34 @@ class Tf2Engine:
   name = flag_specs.TF2_ENGINE
 
   def __init__(self, cluster_strategy=None):
-    """``cluster_strategy()``: (strategy, its name) of a cluster task,
+    """``cluster_strategy()``: the strategies.Chosen of a cluster task,
     made by its runtime when it joined the cluster (cluster/
     tf2_runtime.py); None: a single process's, chosen from the flags."""
     self._cluster_strategy = cluster_strategy
 
   def prepare(self, rc):
-    strategies.prepare_devices(rc)
+    """A single process's devices, before TensorFlow's runtime starts. A
+    cluster task's runtime started it already, with its strategy (and set
+    the threads first): one replica per worker, no devices to make here."""
+    if self._cluster_strategy is None:
+      strategies.prepare_devices(rc)
 
   def train(self, params, rc, source, eval_source, runtime, times, reporter,
             watch, result):
     del eval_source  # evaluation during training: graph engine only
-    # The runtime watches everything from the build on (a cluster's: its
-    # board and peers, its note on the way out; the build already runs
-    # collectives there); the trainer stands where the graph engine's
-    # runtime calls get a session.
+    # The runtime watches everything from the build on (a single
+    # process's stall check; a cluster task's checks run from its begin,
+    # its note on the way out is its running()'s); the trainer stands where
+    # the graph engine's runtime calls get a session.
     with runtime.function_steps():
       with watch.phase('graph_build'):
-        strategy, strategy_name = (self._cluster_strategy()
-                                   if self._cluster_strategy is not None
-                                   else strategies.choose(rc))
-        trainer = train_step.Trainer(rc, strategy, source)
+        chosen = (self._cluster_strategy()
+                  if self._cluster_strategy is not None
+                  else strategies.choose(rc))
+        trainer = train_step.Trainer(rc, chosen, source)
       runtime.attach_run(rc, result)
       reporter.header(rc, '%s (tf2 engine: tf.function, %s)' % (
-          params.variable_update, strategy_name), source.description,
+          params.variable_update, chosen.name), source.description,
                       sync=driver.sync_description(rc))
       loop = step_loop.StepLoop(
           params, rc, _NO_GRAPH, train_step.StepRunner(trainer, runtime),

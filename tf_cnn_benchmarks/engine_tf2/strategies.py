@@ -9,9 +9,20 @@ equivalent never get here: flag_checks.py refuses them, naming the engine
 that runs them.
 """
 
+from typing import Any, NamedTuple
+
 import tensorflow as tf
 
 DEFAULT, MIRRORED = 'default strategy', 'MirroredStrategy'
+
+
+class Chosen(NamedTuple):
+  """What a run trains under."""
+  strategy: Any
+  name: str  # for the report's header
+  # ParameterServerStrategy's ClusterCoordinator, which schedules the steps
+  # (made by the cluster task's runtime with its strategy); else None.
+  coordinator: Any = None
 
 
 class DevicesAlreadySet(RuntimeError):
@@ -65,9 +76,10 @@ def prepare_devices(rc):
 
 
 def choose(rc):
-  """(strategy, its name for the report) of a single-process run."""
+  """The Chosen strategy of a single-process run."""
   if rc.num_towers == 1:
-    return tf.distribute.get_strategy(), DEFAULT
+    return Chosen(tf.distribute.get_strategy(), DEFAULT)
   # flag_checks.py let only replicated through with several devices.
   assert rc.params.variable_update == 'replicated', rc.params.variable_update
-  return tf.distribute.MirroredStrategy(devices=rc.tower_devices), MIRRORED
+  return Chosen(tf.distribute.MirroredStrategy(devices=rc.tower_devices),
+                MIRRORED)

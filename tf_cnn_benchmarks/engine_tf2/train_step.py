@@ -15,6 +15,8 @@ averages before training starts.
 import time
 
 import tensorflow as tf
+# The coordinator's test of a worker failure has no public name.
+from tensorflow.python.distribute.coordinator import cluster_coordinator  # pylint: disable=g-direct-tensorflow-import
 
 from tf_cnn_benchmarks import batch_group
 from tf_cnn_benchmarks import model_graph
@@ -28,22 +30,19 @@ from tf_cnn_benchmarks.measure import mfu
 class Trainer:
   """The built step: ``step()`` runs one and returns its loss (float)."""
 
-  def __init__(self, rc, strategy, source):
+  def __init__(self, rc, chosen, source):
+    """``chosen``: the strategies.Chosen to train under."""
     params = rc.params
     self._rc = rc
-    self._strategy = strategy
+    self._strategy = strategy = chosen.strategy
     # Seeds the initial weights and the synthetic batches as the graph
     # engine's graph seed does; it also restarts eager random ops' sequences,
     # so a second run in this process starts from the same weights.
     tf.random.set_seed(params.tf_random_seed)
     self.store = variable_store.VariableStore(params.tf_random_seed)
     # ParameterServerStrategy: the steps are scheduled on the workers by
-    # its coordinator (one per strategy: this is the runtime's).
-    self._coordinator = (
-        tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
-        if isinstance(strategy,
-                      tf.distribute.experimental.ParameterServerStrategy)
-        else None)
+    # its coordinator (the runtime's).
+    self._coordinator = chosen.coordinator
     self._iterator = inputs.distributed_iterator(strategy, rc, source,
                                                  self._coordinator)
     # Under the coordinator: a round per step (see step()).
@@ -132,11 +131,13 @@ class Trainer:
     for remote in scheduled:
       try:
         losses.append(float(remote.fetch()))
-      except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+      except Exception as e:  # pylint: disable=broad-except
         # The coordinator runs a lost worker's steps on the others, but
         # not the fetch of a loss left on a worker lost just after its
-        # step: that step's update is in, only its loss is gone.
-        if not _lost_worker(e):
+        # step: that step's update is in, only its loss is gone. Whether
+        # an error is a lost worker is the coordinator's own test, so the
+        # two never disagree.
+        if not cluster_coordinator._is_worker_failure(e):  # pylint: disable=protected-access
           raise
         lost = e
     if not losses:
@@ -164,15 +165,6 @@ class Trainer:
               else self._rc.batch_size_per_worker)
     return mfu.gflops_per_image(
         list(graph.outputs) + list(graph.control_outputs), images)
-
-
-def _lost_worker(error):
-  """Does this error of a scheduled step say a worker was lost (not a ps)?
-  The coordinator's own test (cluster_coordinator._is_worker_failure),
-  by the words TensorFlow puts in such errors."""
-  text = str(error)
-  return ('/job:worker' in text and
-          'GRPC error information from remote target /job:ps' not in text)
 
 
 class StepRunner:

@@ -50,7 +50,10 @@ class Mode:
 MODES = {m.name: m for m in (
     # With --engine=tf2: ParameterServerStrategy, whose coordinator (the
     # cluster's controller task) runs each step on some worker, which
-    # applies its own gradient (asynchronous training only).
+    # applies its own gradient: a round of one step per worker, waited for
+    # before the next with --sync_updates=barrier, the next one queued with
+    # --cross_replica_sync=False (engine_tf2/train_step.py); true
+    # synchronous SGD (--sync_updates=mean) is refused (flag_checks.py).
     Mode('parameter_server',
          local_manager='parameter_server.ParameterServerManager',
          cluster_manager=('distributed_parameter_server.'

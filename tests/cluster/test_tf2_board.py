@@ -1,0 +1,82 @@
+"""The tf2 cluster's progress board in the coordination service's store."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.cluster import helpers
+
+pytestmark = pytest.mark.cluster
+
+# A one-worker MultiWorkerMirroredStrategy cluster in a fresh process (the
+# coordination service is configured before TensorFlow's runtime starts),
+# its board driven as the runtime drives it for 3 steps, every call to the
+# store counted and what the store holds read back at each point.
+_BOARD_SCRIPT = r'''
+import json, sys
+import tensorflow as tf
+from tensorflow.python.eager import context
+from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks.cluster import roles, tf2_board, tf2_runtime
+role = roles.resolve_role(flags.parse_command_line([
+    'x', '--engine=tf2', '--variable_update=collective_all_reduce',
+    '--job_name=worker', '--task_index=0',
+    '--worker_hosts=' + sys.argv[1]])[0])
+tf2_runtime.configure_coordination_service(role, 60)
+tf.distribute.MultiWorkerMirroredStrategy(
+    cluster_resolver=tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(role.tf_cluster_def()), task_type='worker',
+        task_id=0, rpc_layer='grpc'))
+ctx = context.context()
+calls = []
+for name in ('set_config_key_value', 'delete_config_key_value'):
+  def counted(*args, _real=getattr(ctx, name), _name=name):
+    calls.append(_name)
+    return _real(*args)
+  setattr(ctx, name, counted)
+
+def stored():
+  return json.loads(ctx.get_config_key_value(tf2_board._KEY % 0,
+                                             timeout_in_ms=2000))
+board = tf2_board.KeyValueBoard(1, 0)
+board.publish_initial()
+out = {}
+del calls[:]
+for _ in range(3):
+  board.publish_start(None, 2000)
+  out['in_step'] = stored()
+  board.publish_completion(None, 2000)
+out['calls_per_step'] = len(calls) / 3
+out['after_step'] = stored()
+snapshot = board.read(None, 2000)
+out['read'] = [snapshot.started[0], snapshot.completed[0]]
+out['after_read'] = stored()
+board.post_note(None, 0, {'status': 'ok'}, 2000)
+out['after_note'] = stored()
+print('BOARD ' + json.dumps(out))
+'''
+
+
+@pytest.mark.timeout(180)
+def test_a_step_writes_the_board_once_and_its_completion_follows():
+  """One write (a delete and an insert) per step, at its start, showing the
+  previous step completed: nothing more inside a timed step. The last
+  completion reaches the store with the next read of the board (the
+  watchdog's, every second) and with the exit note, so a task stuck
+  between steps shows as such."""
+  address = '127.0.0.1:%d' % helpers.free_port()
+  done = subprocess.run([sys.executable, '-c', _BOARD_SCRIPT, address],
+                        cwd=helpers.REPO, capture_output=True, text=True,
+                        timeout=150, env=helpers.child_env())
+  lines = [l for l in done.stdout.splitlines() if l.startswith('BOARD ')]
+  assert done.returncode == 0 and lines, done.stdout + done.stderr
+  out = json.loads(lines[0][len('BOARD '):])
+  assert out['calls_per_step'] == 2, out
+  assert out['in_step'] == {'started': 3, 'completed': 2, 'note': None}
+  assert out['after_step'] == out['in_step']  # not published yet
+  assert out['read'] == [3, 3], out
+  assert out['after_read'] == {'started': 3, 'completed': 3, 'note': None}
+  assert out['after_note'] == {'started': 3, 'completed': 3,
+                               'note': {'status': 'ok'}}
