@@ -32,6 +32,7 @@ from tf_cnn_benchmarks.measure import cpu_share
 CPU_FLAGS = ('--device=cpu', '--data_format=NHWC',
              '--local_parameter_device=cpu', '--display_every=1000')
 TOOLS = ('ours', 'original')
+MIN_WINDOW_SECONDS = 1.0
 
 
 def _process_cpu_seconds(pid):
@@ -59,6 +60,14 @@ def measure(cmd, env, cwd, batches_images):
     raise RuntimeError('%s\nfailed (exit %s):\n%s' % (
         ' '.join(cmd), proc.returncode, ''.join(lines[-30:])))
   wall, cpu, busy = (e - s for e, s in zip(end, start))
+  if wall < MIN_WINDOW_SECONDS:
+    # /proc counts CPU time in clock ticks (1/100 s): over a shorter loop
+    # one tick more or less is a large share, and `others` came out at -84%.
+    raise RuntimeError(
+        'the timed loop lasted %.3f s; CPU time is read from /proc in '
+        '1/%d s ticks, too coarse for a loop under %g s. Raise '
+        '--num_batches (or --batch_size) so the timed loop lasts longer.' % (
+            wall, os.sysconf('SC_CLK_TCK'), MIN_WINDOW_SECONDS))
   return {'images_per_sec': rate,
           'cpu_ms_per_image': 1000.0 * cpu / batches_images,
           'cores_busy': cpu / wall,
@@ -100,7 +109,10 @@ def main(argv=None):
                                          'others'))
   for round_index in range(1, args.rounds + 1):
     for tool in tools:
-      got = measure(*commands[tool], _images(flags))
+      try:
+        got = measure(*commands[tool], _images(flags))
+      except RuntimeError as e:
+        sys.exit('%s: %s' % (tool, e))
       results[tool].append(got)
       print('%-9s %5d %12.1f %15.3f %11.2f %6.0f%%' % (
           tool, round_index, got['images_per_sec'], got['cpu_ms_per_image'],
