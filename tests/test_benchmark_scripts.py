@@ -115,3 +115,24 @@ def test_timed_loop_cpu_refuses_a_loop_too_short_to_measure():
   assert out.returncode != 0, out.stdout
   assert 'the timed loop lasted' in out.stderr, out.stderr[-2000:]
   assert 'Raise --num_batches' in out.stderr, out.stderr[-2000:]
+
+
+def test_engine_op_times_profiles_both_engines_timed_loops():
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks', 'engine_op_times.py'),
+       '--variants=graph,tf2', '--max_other_share=-1', '--',
+       '--model=lenet', '--batch_size=8', '--num_batches=4',
+       '--num_warmup_batches=1'],
+      cwd=REPO, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  walls = re.findall(r'^wall time of a profiled step +([\d.]+) +([\d.]+)$',
+                     out.stdout, re.M)
+  assert len(walls) == 1 and all(float(w) > 0 for w in walls[0]), out.stdout
+  # The same op in both engines, found in each one's profile: four MatMuls
+  # a step (lenet's two dense layers, forward and backward input/weights).
+  matmuls = re.findall(r'^  MatMul +([\d.]+) x(\d+) +([\d.]+) x(\d+)$',
+                       out.stdout, re.M)
+  assert len(matmuls) == 1, out.stdout
+  graph_ms, graph_n, tf2_ms, tf2_n = matmuls[0]
+  assert float(graph_ms) > 0 and float(tf2_ms) > 0, out.stdout
+  assert graph_n == tf2_n == '4', out.stdout

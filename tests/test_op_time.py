@@ -59,3 +59,40 @@ def test_the_ceiling_is_the_step_flops_over_the_counted_time(traced_resnet20):
   text = op_time.describe(times, step_gflops, peak)
   assert 'Conv2DBackpropFilter' in text and '(no counted FLOPs)' in text
   assert 'MFU ceiling' in text
+
+
+def _xspace_file(tmp_path, lines):
+  """An .xplane.pb with one host plane; lines: [[(name, start_us, dur_us)]]."""
+  xplane_pb2 = op_time._xplane_pb2()  # pylint: disable=protected-access
+  space = xplane_pb2.XSpace()
+  plane = space.planes.add(name='/host:CPU')
+  ids = {}
+  for events in lines:
+    line = plane.lines.add(name='tf_Compute')
+    for name, start, duration in events:
+      if name not in ids:
+        ids[name] = len(ids) + 1
+        plane.event_metadata[ids[name]].id = ids[name]
+        plane.event_metadata[ids[name]].name = name
+      line.events.add(metadata_id=ids[name], offset_ps=start * 10**6,
+                      duration_ps=duration * 10**6)
+  path = tmp_path / 'step.xplane.pb'
+  path.write_bytes(space.SerializeToString())
+  return str(path)
+
+
+def test_profiler_ops_count_their_self_time_once(tmp_path):
+  path = _xspace_file(tmp_path, [
+      [('ExecutorState::Process', 0, 500),  # the profiler's own: not an op
+       ('call:StatefulPartitionedCall', 0, 400),  # waits for its function
+       ('dense/MatMul:_MklMatMul', 10, 100),
+       ('dense/Relu:Relu', 50, 20),  # inline inside the MatMul's span
+       ('Apply:ResourceApplyGradientDescent', 200, 30)],
+      [('wrapped_reduce-window.12', 0, 40), ('convolution.3', 50, 60),
+       ('EagerLocalExecute: __inference_step_23', 0, 900)]])
+  times = op_time.from_xspace(path)
+  assert times.seconds_by_type == pytest.approx({
+      'MatMul': 80e-6, 'Relu': 20e-6, 'ResourceApplyGradientDescent': 30e-6,
+      'xla:reduce-window': 40e-6, 'xla:convolution': 60e-6})
+  assert times.count_by_type['MatMul'] == 1
+  assert times.counted_sec == pytest.approx(140e-6)  # MatMul + convolution

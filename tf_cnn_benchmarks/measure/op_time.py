@@ -20,6 +20,7 @@ import argparse
 import collections
 import dataclasses
 import json
+import re
 import sys
 from typing import Dict, Optional
 
@@ -45,6 +46,10 @@ def is_counted(op_type):
   into the matrix op (FusedConv2D, FusedMatMul, Conv2DBackpropFilterWithBias)
   and the matrix work is still the bulk of their time.
   """
+  if op_type.startswith(XLA_PREFIX):
+    op_type = op_type[len(XLA_PREFIX):]
+    if op_type.startswith(_XLA_COUNTED_KINDS):
+      return True
   if op_type.startswith('Fused'):
     op_type = op_type[len('Fused'):]
   return op_type.startswith(flops.COUNTED_OP_TYPES)
@@ -90,6 +95,73 @@ def from_chrome_trace(path):
                                                           event['name']))
     seconds[op_type] += event['dur'] / 1e6  # microseconds in the trace
     counts[op_type] += 1
+  return OpTimes(dict(seconds), dict(counts))
+
+
+# TensorFlow's profiler names an op's execution "NAME:TYPE" (its own
+# TraceMe events are "Class::Method" or carry spaces).
+_XSPACE_OP_EVENT = re.compile(r'^[^:\s]+:([A-Za-z_][A-Za-z0-9_]*)$')
+# XLA runs a compiled step as HLO instructions, each traced by its name
+# ("convolution.3", "wrapped_reduce-window.12", "MatMul.14": an HLO
+# instruction keeps the TF op's name it came from); their kind is the name
+# without the number and the "wrapped_" XLA:CPU adds.
+_XSPACE_HLO_EVENT = re.compile(r'^(?:wrapped_)?([A-Za-z_][\w\-]*)\.\d+$')
+XLA_PREFIX = 'xla:'
+# HLO kinds that are the matrix work flops.py counts.
+_XLA_COUNTED_KINDS = ('convolution', 'dot')
+# Ops that run a function: their span holds the function's ops, which run on
+# other threads too, so it is waiting, not work of their own.
+_CALL_OP_TYPES = frozenset(('PartitionedCall', 'StatefulPartitionedCall'))
+
+
+def _xplane_pb2():
+  try:
+    from tsl.profiler.protobuf import xplane_pb2  # pylint: disable=g-import-not-at-top
+  except ImportError:  # TensorFlow vendors tsl under its own package
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2  # pylint: disable=g-import-not-at-top
+  return xplane_pb2
+
+
+def from_xspace(path):
+  """Op self times of a tf.profiler trace (an .xplane.pb): the same tracer
+  for a session's steps and a tf.function's, so the two engines compare.
+
+  An op run inline inside another op on the same thread (a function call
+  op's small ops) counts once: its time is taken out of the op around it.
+  """
+  space = _xplane_pb2().XSpace()
+  with open(path, 'rb') as f:
+    space.ParseFromString(f.read())
+  seconds = collections.defaultdict(float)
+  counts = collections.Counter()
+  for plane in space.planes:
+    for line in plane.lines:
+      ops = []
+      for event in line.events:
+        name = plane.event_metadata[event.metadata_id].name
+        match = _XSPACE_OP_EVENT.match(name)
+        if match:
+          op_type = canonical_op_type(match.group(1))
+        else:
+          match = _XSPACE_HLO_EVENT.match(name)
+          if not match:
+            continue
+          op_type = XLA_PREFIX + match.group(1)
+        ops.append((event.offset_ps, event.duration_ps, op_type))
+      ops.sort(key=lambda op: (op[0], -op[1]))
+      open_ops = []  # [end_ps, op_type, self_ps] of the enclosing ops
+      def close(until_ps):
+        while open_ops and open_ops[-1][0] <= until_ps:
+          _, op_type, self_ps = open_ops.pop()
+          if op_type not in _CALL_OP_TYPES:
+            seconds[op_type] += self_ps / 1e12
+          counts[op_type] += 1
+      for start, duration, op_type in ops:
+        close(start)
+        if open_ops:
+          open_ops[-1][2] -= duration
+        open_ops.append([start + duration, op_type, duration])
+      close(float('inf'))
   return OpTimes(dict(seconds), dict(counts))
 
 
