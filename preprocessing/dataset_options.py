@@ -30,7 +30,7 @@ def map_parallel_calls(params, batch_size_per_tower):
   tf.data's AUTOTUNE kept fewer in flight while the model ran beside the
   pipeline: on real-data trivial (2 cores) the process kept 1.7-1.8 cores
   busy with it and 1.9-1.96 with this, 10% more images/sec, at the same
-  CPU per image (PERFORMANCE.md, "Real data").
+  CPU per image (PERFORMANCE.md, "Where the time went").
   """
   towers = max(1, int(flag(params, 'num_gpus', 1)))
   return int(batch_size_per_tower) * towers
