@@ -155,6 +155,14 @@ class Power:
     if not smaller:
       return 'n=%d is below the run counts measured (%s)' % (
           n, ', '.join(map(str, _measured_ns(self.data))))
+    false_alarms = (self._figures(model)[0][0].get('false_alarm_rate', {})
+                    .get(str(smaller[-1])) if on_model else None)
+    if false_alarms is not None and false_alarms > MAX_FALSE_ALARMS:
+      # Not a lack of power: the A/A runs alone cried wolf too often here,
+      # so no slowdown it caught counts as reliably detected.
+      return ('false alarms %.1f%% at n=%d%s, over the %g%% allowed: no '
+              'size counts as reliably detected' % (
+                  100 * false_alarms, n, where, 100 * MAX_FALSE_ALARMS))
     largest = max(float(p) for p in self.data['settings'].get(
         'slowdowns_pct', [math.nan]))
     return 'could not reliably detect even %g%% at n=%d%s' % (

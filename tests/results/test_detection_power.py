@@ -41,6 +41,14 @@ def test_answers_come_from_the_measured_figures_only():
                                       '(3, 5, 10)')
   # Too many false alarms at 10 for resnet50: no answer there.
   assert power.detectable('resnet50', 10) == (None, True)
+  # ... and the words say why: not a lack of power (it caught 10% every
+  # time), the A/A runs alone.
+  assert power.phrase('resnet50', 10) == (
+      'false alarms 8.0% at n=10, over the 5% allowed: no size counts as '
+      'reliably detected')
+  assert power.phrase('resnet50', 20) == (
+      'false alarms 8.0% at n=20 (as measured at n=10), over the 5% allowed: '
+      'no size counts as reliably detected')
   assert power.detectable('resnet50', 5) == (10.0, True)
   # An unmeasured model borrows the worst measured figures, and says so.
   assert power.phrase('trivial', 5) == ('could detect >= 10% at n=5 '
