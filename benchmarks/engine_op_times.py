@@ -14,9 +14,9 @@ tf.function's, so their op times compare, where the graph engine's own
 op self times (tf_cnn_benchmarks/measure/op_time.py: from_xspace) are
 summed by op type and divided by the timed steps.
 
-Per variant it prints the wall time of a profiled step (batch / the
-profiled run's total images/sec: profiling slows both engines, so compare
-rates with engines.py, not here), the op time per step (ops on both cores
+Per variant it prints the wall time of a profiled step (the mean of the
+run record's timed steps: profiling slows both engines, so compare rates
+with engines.py, not here), the op time per step (ops on both cores
 add up: op time above the wall time means ops overlapped), and the op types
 taking the most time, side by side. Wall time the ops do not fill is the
 runtime's: scheduling, waiting for the input, the step's own overhead.
@@ -25,11 +25,11 @@ runtime's: scheduling, waiting for the input, the step's own overhead.
 import argparse
 import glob
 import os
-import re
+import statistics
 import sys
 import tempfile
 
-from subprocess_runs import REPO, Runner, share_text
+from subprocess_runs import Runner, share_text
 import engines
 
 # pylint: disable=g-import-not-at-top
@@ -55,32 +55,23 @@ def _profiled_harness(profile_dir, harness_argv):
   return cli.main(['tf_cnn_benchmarks'] + harness_argv)
 
 
-def _flag_value(flags, name, default):
-  for flag in flags:
-    if flag.startswith('--%s=' % name):
-      return flag.split('=', 1)[1]
-  return default
-
-
 def profile(runner, flags, variant):
-  """(OpTimes per step, wall seconds of a profiled step, others' share)."""
-  profile_dir = tempfile.mkdtemp(prefix='engine_op_times_')
-  stdout, share = runner.run(
-      [sys.executable, os.path.abspath(__file__),
-       '%s=%s' % (_CHILD_FLAG, profile_dir), '--', '--device=cpu',
-       '--result_dir=%s' % runner.result_dir] + flags +
-      engines.VARIANTS[variant])
-  rate = float(re.search(r'^total images/sec: ([\d.]+)', stdout,
-                         re.M).group(1))
-  batch = int(_flag_value(flags, 'batch_size', 32))
-  steps = int(_flag_value(flags, 'num_batches', 100))
-  (path,) = glob.glob(os.path.join(profile_dir, '**', '*.xplane.pb'),
-                      recursive=True)
-  times = op_time.from_xspace(path)
+  """(OpTimes per step, mean wall seconds of a profiled step, others'
+  share), the steps and their times from the run's record."""
+  with tempfile.TemporaryDirectory(prefix='engine_op_times_') as profile_dir:
+    rec = runner.harness(
+        flags + engines.VARIANTS[variant],
+        entry=(os.path.abspath(__file__),
+               '%s=%s' % (_CHILD_FLAG, profile_dir), '--'))
+    (path,) = glob.glob(os.path.join(profile_dir, '**', '*.xplane.pb'),
+                        recursive=True)
+    times = op_time.from_xspace(path)
+  step_times = rec['timing']['step_times_sec']
+  steps = len(step_times)
   per_step = op_time.OpTimes(
       {t: s / steps for t, s in times.seconds_by_type.items()},
       {t: c // steps for t, c in times.count_by_type.items()})
-  return per_step, batch / rate, share
+  return per_step, statistics.mean(step_times), rec['other_cpu_share']
 
 
 def main(argv=None):

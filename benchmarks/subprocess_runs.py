@@ -106,12 +106,15 @@ class Runner:
     data['other_cpu_share'] = share
     return data
 
-  def harness(self, flags, extra_env=None):
-    """Runs the benchmark CLI; returns its run record (plus the share)."""
+  def harness(self, flags, extra_env=None, entry=(HARNESS,)):
+    """Runs the benchmark CLI; returns its run record (plus the share).
+
+    ``entry``: the script and its own arguments, for a script that runs
+    the CLI on the flags that follow (engine_op_times.py's profiler)."""
     stdout, share = self.run(
-        [sys.executable, HARNESS, '--device=cpu',
-         '--result_dir=%s' % self.result_dir] + list(flags), extra_env,
-        on_discard=_drop_record)
+        [sys.executable] + list(entry) + [
+            '--device=cpu', '--result_dir=%s' % self.result_dir] +
+        list(flags), extra_env, on_discard=_drop_record)
     rec = record_io.read_record(_record_path(stdout))
     rec['other_cpu_share'] = share
     return rec
