@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+import psutil
+
 import original_tool
 from subprocess_runs import HARNESS, REPO
 
@@ -36,8 +38,9 @@ MIN_WINDOW_SECONDS = 1.0
 
 
 def _process_cpu_seconds(pid):
-  fields = open('/proc/%d/stat' % pid).read().rsplit(')', 1)[1].split()
-  return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+  """CPU-seconds of the process's threads so far (psutil, as cpu_share)."""
+  times = psutil.Process(pid).cpu_times()
+  return times.user + times.system
 
 
 def measure(cmd, env, cwd, batches_images):

@@ -151,12 +151,11 @@ class Power:
       where += ' (as measured at n=%d)' % below[-1]
     if found is not None:
       return 'could detect >= %g%% at n=%d%s' % (found, n, where)
-    smaller = [m for m in _measured_ns(self.data) if m <= n]
-    if not smaller:
+    if not below:
       return 'n=%d is below the run counts measured (%s)' % (
           n, ', '.join(map(str, _measured_ns(self.data))))
     false_alarms = (self._figures(model)[0][0].get('false_alarm_rate', {})
-                    .get(str(smaller[-1])) if on_model else None)
+                    .get(str(below[-1])) if on_model else None)
     if false_alarms is not None and false_alarms > MAX_FALSE_ALARMS:
       # Not a lack of power: the A/A runs alone cried wolf too often here,
       # so no slowdown it caught counts as reliably detected.
