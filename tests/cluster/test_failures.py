@@ -199,6 +199,48 @@ def _run_alone(tmp_path, ps_hosts, timeout):
   return code, helpers.read(log), time.monotonic() - started
 
 
+@pytest.mark.timeout(90)
+def test_ps_counts_an_arrived_client_gone_though_no_probe_saw_it(tmp_path):
+  """Both workers arrive (their ARRIVED signals, sent here as a worker
+  sends them) and are gone before ps0's probes, about a second apart, ever
+  find their ports open: as a trivial run killed within two seconds of its
+  start, which once kept ps0 waiting out --startup_timeout. ps0 must count
+  them gone and leave (exit 1) at once, not call them "never appeared"."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster import done_signals  # pylint: disable=g-import-not-at-top
+  ps = '127.0.0.1:%d' % helpers.free_port()
+  workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
+  common = helpers.tiny_flags(tmp_path, variable_update='parameter_server',
+                              startup_timeout=60) + [
+                                  '--ps_hosts=' + ps,
+                                  '--worker_hosts=' + ','.join(workers)]
+  log = str(tmp_path / 'ps0.log')
+  ps0 = helpers.start([helpers.SCRIPT] + common + [
+      '--job_name=ps', '--task_index=0'], log_path=log)
+  try:
+    helpers.wait_for(lambda: 'serving at' in helpers.read(log), 60,
+                     'ps0 to serve')
+    graph = tf.Graph()
+    with graph.as_default():
+      queue = done_signals.done_queue('/job:ps/task:0')
+      arrivals = [done_signals.signal_op(queue, done_signals.ARRIVED, i)
+                  for i in range(2)]
+    tf.compat.v1.Session('grpc://' + ps, graph=graph, config=(
+        tf.compat.v1.ConfigProto(device_filters=['/job:ps/task:0']))).run(
+            arrivals)
+    arrived_at = time.monotonic()
+    code = ps0.wait(timeout=30)
+    took = time.monotonic() - arrived_at
+  finally:
+    helpers.kill([ps0])
+  output = helpers.read(log)
+  assert code == exit_codes.RUN_FAILED, output
+  assert took < 15, output
+  assert ('exiting: worker0, worker1 left without saying done (worker0 '
+          'refuses connections at %s (its process is gone)' % workers[0]
+          ) in output, output
+
+
 @pytest.mark.timeout(60)
 def test_absent_peers_are_named_with_address_and_reason(tmp_path):
   refused = '127.0.0.1:%d' % helpers.free_port()

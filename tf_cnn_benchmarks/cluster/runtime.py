@@ -177,6 +177,9 @@ class ClusterRuntime:
                            'of %s)' % (watchdog.CREATING_SESSION, names)):
         sess = tf1.Session(self.role.target, graph=graph, config=config)
         sess.run(self._hello)
+        # Proof to the serving tasks that this task started, which their
+        # probes may miss (done_signals.py).
+        self.done.arrive(sess)
       # Only a created session can leave notes (else they too would wait).
       run_watch.exit.attach_leave(
           lambda status, failure: self._leave(sess, status, failure))

@@ -1,12 +1,13 @@
 """A serving task: a ps (or a distributed_all_reduce worker) and its exit.
 
 It starts its server and then only watches. Its clients (the workers; the
-controller in distributed_all_reduce) push their index into this task's
-"done" queue as the last thing they do with the cluster (done_signals.py),
-on success and on failure. The task exits:
+controller in distributed_all_reduce) push ARRIVED into this task's signal
+queue once their session exists, and DONE as the last thing they do with
+the cluster (done_signals.py), on success and on failure. The task exits:
   * with 0 as soon as every client said it is done;
-  * with 1 once every client that has not said so is gone (its server
-    refused connections twice in a row: it crashed or was killed);
+  * with 1 once every client that has not said so is gone: it started
+    (it arrived, or answered a probe) and its server then refused
+    connections twice in a row: it crashed or was killed;
   * with 4 (unreachable) when, of those, some never appeared within
     --startup_timeout (as a worker whose peer never came), or answered
     nothing at all for as long as a worker waits for a step
@@ -58,6 +59,11 @@ class ClientWatch:
     self.reasons = {}                   # label -> why the last probe failed
     self.refusals = reachability.RefusalCount()
     self._next_probe = 0.0
+
+  def arrived(self, label):
+    """``label`` said it arrived: as good as an answer to a probe (which
+    may never have caught it: done_signals.py)."""
+    self.last_seen[label] = time.monotonic()
 
   def probe(self, labels):
     now = time.monotonic()
@@ -215,8 +221,11 @@ def serve(params, role):
       return exit_codes.INTERRUPTED
     waiting = int(sess.run(queued))
     if waiting:
-      for index in sess.run(take, {count: waiting}):
+      for kind, index in sess.run(take, {count: waiting}):
         label = labels_by_index.get(int(index), 'client %d' % index)
+        if kind == done_signals.ARRIVED:
+          watch.arrived(label)
+          continue
         done.add(label)
         _say(role, '%s is done (%d of %d)' % (label, len(done), len(clients)))
     if done >= set(clients):

@@ -152,6 +152,8 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       # global step is one worker's step (each applies its own).
       self.board = tf2_board.LocalBoard()
       self.done = _DoneSenders(role)
+      # Proof that it started, which the serving tasks' probes may miss.
+      self.done.arrive(None)
       images_per_global_step = rc.batch_size_per_device
     else:
       # Worker 0 hosts the coordination service, so the board too.
@@ -306,7 +308,8 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
 
 
 class _DoneSenders:
-  """A coordinator's "done" to every serving task (done_signals.py).
+  """A coordinator's ARRIVED and "done" to every serving task
+  (done_signals.py).
 
   This process's eager context belongs to the strategy, so each signal is
   a tf.compat.v1 session of its own, on the serving task's own server
@@ -320,14 +323,22 @@ class _DoneSenders:
       device = '/job:%s/task:%d' % (job, index)
       graph = tf.Graph()
       with graph.as_default():
-        enqueue = done_signals.done_queue(device).enqueue([role.task_index])
+        queue = done_signals.done_queue(device)
+        ops = {kind: done_signals.signal_op(queue, kind, role.task_index)
+               for kind in (done_signals.ARRIVED, done_signals.DONE)}
       self._tasks.append((roles.task_address(role, job, index), device,
-                          graph, enqueue))
+                          graph, ops))
+
+  def arrive(self, sess, timeout_ms=done_signals.DONE_TIMEOUT_MS):
+    del sess
+    self._send(done_signals.ARRIVED, timeout_ms)
 
   def send(self, sess, timeout_ms=done_signals.DONE_TIMEOUT_MS):
     del sess
+    self._send(done_signals.DONE, timeout_ms)
 
-    def tell(address, device, graph, enqueue):
+  def _send(self, kind, timeout_ms):
+    def tell(address, device, graph, ops):
       if reachability.probe(address) is not None:
         return
       try:
@@ -335,7 +346,7 @@ class _DoneSenders:
         tf.compat.v1.Session(
             'grpc://' + address, graph=graph,
             config=tf.compat.v1.ConfigProto(device_filters=[device])).run(
-                enqueue, options=deadlines.bounded(timeout_ms))
+                ops[kind], options=deadlines.bounded(timeout_ms))
       except tf.errors.OpError:
         pass  # Gone meanwhile: it notices our absence by itself.
     threads = [threading.Thread(target=tell, args=task, daemon=True)
