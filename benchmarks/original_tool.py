@@ -137,12 +137,15 @@ class Original:
     return self.runner.run([self.python, self.script] + list(flags),
                            environment())
 
-  def run_cluster(self, flags, num_ps, num_workers):
+  def run_cluster(self, flags, num_ps, num_workers, task_flags=None):
     """A loopback cluster: (every worker's output behind '[workerN] ',
-    others' CPU share); RunFailed naming the task that failed."""
+    others' CPU share); RunFailed naming the task that failed.
+    ``task_flags``: {label: flags only that task gets} (e.g. the chief's
+    profile files, which every task would otherwise write to one path)."""
     ps_hosts, worker_hosts = cluster_addresses(num_ps, num_workers)
-    tasks = task_argvs(self.python, self.script, flags, ps_hosts,
-                       worker_hosts)
+    tasks = [(label, argv + list((task_flags or {}).get(label, ())))
+             for label, argv in task_argvs(self.python, self.script, flags,
+                                           ps_hosts, worker_hosts)]
     with tempfile.TemporaryDirectory(prefix='original_cluster_') as logs:
       outputs, share = self.runner.measured(
           lambda: self._run_tasks(tasks, logs))

@@ -4,7 +4,8 @@
   python benchmarks/step_profile.py [--variable_update=parameter_server]
       [--sync_updates=mean|barrier] [--cross_replica_sync=True]
       [--model=trivial --batch_size=32 --workers=2 --ps=1 --num_batches=20]
-      [--keep DIR] [any other benchmark flag after --]
+      [--keep DIR] [--original_dir DIR [--original_python PY]]
+      [any other benchmark flag after --]
 
 Launches the cluster through `tf_cnn_benchmarks launch` with the harness's
 own --partitioned_graph_file_prefix and --trace_file (one extra, untimed
@@ -19,6 +20,14 @@ step after the timed loop, profiling.py), then reads the chief's files:
   into session.run time and time between steps;
 * from the trace, each device's busy time and the longest ops (on a busy
   machine only the counts are worth quoting, not these times).
+
+With --original_dir (a checkout of tensorflow/benchmarks, run as
+benchmarks/original_tool.py runs it) the same cluster runs the original
+tool instead, with the same two flags on its chief only (its tasks would
+all write to one path): its step is counted the same way. It has no
+--sync_updates (its synchronous ps mode is what ours calls `barrier`) and
+writes no run record, so there is no time split; its traced step is a
+warm-up step.
 """
 
 import argparse
@@ -65,16 +74,47 @@ def task_of(device):
   return '/' + '/'.join(parts)
 
 
+def common_flags(args):
+  """The benchmark flags both tools take alike."""
+  return ['--model=%s' % args.model, '--batch_size=%d' % args.batch_size,
+          '--num_batches=%d' % args.num_batches,
+          '--num_warmup_batches=%d' % args.num_warmup_batches,
+          '--device=cpu', '--data_format=NHWC',
+          '--variable_update=%s' % args.variable_update,
+          '--cross_replica_sync=%s' % args.cross_replica_sync]
+
+
+def profile_flags(out_dir):
+  """The chief's trace and partition graphs, in ``out_dir``."""
+  return ['--trace_file=%s' % os.path.join(out_dir, 'trace.json'),
+          '--partitioned_graph_file_prefix=%s' % os.path.join(
+              out_dir, 'part.pbtxt')]
+
+
+def launch_original(args, extra, out_dir):
+  """The original's cluster (ps tasks, then workers), profiled on worker0."""
+  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+  import original_tool  # pylint: disable=g-import-not-at-top
+  import subprocess_runs  # pylint: disable=g-import-not-at-top
+  python = args.original_python or original_tool.default_python()
+  why = original_tool.problem(args.original_dir, python)
+  if why:
+    sys.exit(why)
+  original = original_tool.Original(
+      args.original_dir, python,
+      subprocess_runs.Runner(max_other_share=None, result_dir=out_dir),
+      timeout=args.timeout)
+  try:
+    original.run_cluster(common_flags(args) + list(extra), args.ps,
+                         args.workers,
+                         task_flags={'worker0': profile_flags(out_dir)})
+  except subprocess_runs.RunFailed as e:
+    sys.exit('the original\'s cluster failed: %s' % e)
+
+
 def launch(args, extra, out_dir):
-  flags = ['--model=%s' % args.model, '--batch_size=%d' % args.batch_size,
-           '--num_batches=%d' % args.num_batches,
-           '--num_warmup_batches=%d' % args.num_warmup_batches,
-           '--device=cpu', '--variable_update=%s' % args.variable_update,
-           '--cross_replica_sync=%s' % args.cross_replica_sync,
-           '--result_dir=%s' % out_dir,
-           '--trace_file=%s' % os.path.join(out_dir, 'trace.json'),
-           '--partitioned_graph_file_prefix=%s' % os.path.join(
-               out_dir, 'part.pbtxt')]
+  flags = common_flags(args) + ['--result_dir=%s' % out_dir] + profile_flags(
+      out_dir)
   if args.sync_updates:
     flags.append('--sync_updates=%s' % args.sync_updates)
   command = [sys.executable, SCRIPT, 'launch', '--ps', str(args.ps),
@@ -185,19 +225,32 @@ def main(argv=None):
   parser.add_argument('--top', type=int, default=12)
   parser.add_argument('--timeout', type=float, default=900)
   parser.add_argument('--keep', help='folder to keep the files in')
+  parser.add_argument('--original_dir',
+                      help='profile the original tool from this checkout '
+                      'of tensorflow/benchmarks instead of ours')
+  parser.add_argument('--original_python',
+                      help='its interpreter (original_tool.py\'s default)')
   args, extra = parser.parse_known_args(argv)
   extra = [a for a in extra if a != '--']
+  if args.original_dir and args.sync_updates:
+    parser.error('--sync_updates is ours only: the original\'s synchronous '
+                 'ps mode is always what ours calls barrier')
   out_dir = args.keep or tempfile.mkdtemp(prefix='step_profile_')
   os.makedirs(out_dir, exist_ok=True)
   try:
-    launch(args, extra, out_dir)
+    if args.original_dir:
+      launch_original(args, extra, out_dir)
+      semantics = 'the original tool'
+    else:
+      launch(args, extra, out_dir)
+      semantics = 'sync_updates=%s' % (args.sync_updates or 'mean')
     graphs = read_partitions(out_dir)
     own = '/job:worker/task:0'
     remote, graph_lines = graph_summary(graphs, own)
     crossing = crossing_tensors(graphs)
-    print('Chief\'s step (%s, sync_updates=%s, %s, batch %d, %d ps, %d '
-          'workers):' % (args.variable_update, args.sync_updates or 'mean',
-                         args.model, args.batch_size, args.ps, args.workers))
+    print('Chief\'s step (%s, %s, %s, batch %d, %d ps, %d workers):' % (
+        args.variable_update, semantics, args.model, args.batch_size,
+        args.ps, args.workers))
     print('RPCs per step: %d RunGraph (partitions on other tasks) + %d '
           'RecvTensor (tensors crossing tasks)' % (remote, len(crossing)))
     by = collections.Counter((s, r, category(t)) for s, r, t in crossing)
