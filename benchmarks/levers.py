@@ -31,11 +31,9 @@ VARIANTS = {
                             'oneDNN scratch memory from the system allocator'),
     'tf_bfc_allocator': ([], {'TF_CPU_ALLOCATOR_USE_BFC': 'true'},
                          "TensorFlow's BFC allocator for CPU tensors"),
-    'malloc_no_mmap': ([], {'MALLOC_MMAP_THRESHOLD_': str(4 << 30),
-                            'MALLOC_TRIM_THRESHOLD_': str(16 << 30),
-                            'MALLOC_TOP_PAD_': str(1 << 30)},
-                       'glibc malloc keeps freed activations (no mmap/munmap '
-                       'per step)'),
+    'malloc_defaults': (['--tune_malloc=false'], {},
+                        "glibc malloc's defaults: freed memory goes back to "
+                        'the kernel and is faulted in again'),
     'onednn_blocked_format': ([], {'TF_ENABLE_MKL_NATIVE_FORMAT': '0'},
                               'ask for oneDNN blocked layouts between ops'),
     'onednn_fpmath_bf16': ([], {'ONEDNN_DEFAULT_FPMATH_MODE': 'BF16'},

@@ -29,6 +29,9 @@ def test_report_has_the_original_format(tmp_path):
   assert header['Model:'] == 'trivial'
   assert re.fullmatch(r'tensorflow(-cpu|-intel)?, (CPU only|CUDA build|ROCm '
                       r'build), oneDNN (on|off)', header['TF build:'])
+  assert header['Malloc:'] == (
+      'glibc keeps freed memory (--tune_malloc: trim_threshold 1024 MiB, '
+      'mmap_threshold 32 MiB, top_pad 64 MiB)')
   assert header['Dataset:'] == 'imagenet (synthetic)'
   assert header['Mode:'] == 'training'
   assert header['Batch size:'] == '32 global'

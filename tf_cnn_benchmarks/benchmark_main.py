@@ -7,6 +7,7 @@ from tf_cnn_benchmarks import flag_checks
 from tf_cnn_benchmarks import flag_specs
 from tf_cnn_benchmarks import flags
 from tf_cnn_benchmarks import logs
+from tf_cnn_benchmarks import malloc_tuning
 from tf_cnn_benchmarks import openmp_env
 from tf_cnn_benchmarks import record
 from tf_cnn_benchmarks import run_result
@@ -39,6 +40,8 @@ def main(argv):
   early_signals.doing('loading TensorFlow')
   # OpenMP reads KMP_* when TensorFlow's library loads: set them first.
   openmp_env.apply(params)
+  # Before TensorFlow allocates: see malloc_tuning.py.
+  malloc_tuning.apply(params.tune_malloc)
   if not logs.load_tensorflow(params.verbosity):
     return exit_codes.RUN_FAILED
   early_signals.doing('preparing the run')

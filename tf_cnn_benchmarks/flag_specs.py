@@ -211,6 +211,14 @@ FLAG_SPECS = (
        'Threads inside one op; default: TensorFlow decides.', lower_bound=0),
     _S(DEVICES, 'num_inter_threads', 'integer', 0,
        'Ops run in parallel; 0 lets TensorFlow decide.', lower_bound=0),
+    _S(DEVICES, 'tune_malloc', 'boolean', True,
+       'glibc malloc keeps the memory a step frees for the next step '
+       '(trim threshold 1 GiB, mmap threshold 32 MiB, top pad 64 MiB) '
+       'instead of returning it to the kernel and faulting it back in '
+       'every step; set before TensorFlow loads, a MALLOC_*_ or '
+       'GLIBC_TUNABLES setting of your own is kept. False: the C '
+       'library\'s defaults, as the original ran. Not in the original\'s '
+       'flags.'),
     _S(DEVICES, 'kmp_blocktime', 'integer', 0,
        'Sets KMP_BLOCKTIME (ms an OpenMP thread spins after a parallel '
        'region) before TensorFlow loads. Only matters for OpenMP (Intel MKL) '

@@ -9,6 +9,7 @@ import sys
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks import malloc_tuning
 from tf_cnn_benchmarks.measure import environment
 
 DASHES = '-' * 64
@@ -32,6 +33,7 @@ class Reporter:
     p = rc.params
     self.field('TensorFlow', tf.__version__)
     self.field('TF build', environment.tf_build_line())
+    self.field('Malloc', malloc_tuning.describe())
     self.field('Model', rc.model.name)
     self.field('Dataset', dataset_desc)
     self.field('Mode', rc.mode)
