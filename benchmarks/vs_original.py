@@ -33,9 +33,11 @@ Configurations (--configs, comma-separated; default all):
                 worker: ps_sync_resnet50, ps_sync_barrier_resnet50. Ours
                 through `tf_cnn_benchmarks launch`, the original's tasks
                 started here.
-  our sync cost: sync_cost, sync_cost_resnet50: ours alone, true sync SGD
+  ours alone:   sync_cost, sync_cost_resnet50: true sync SGD
                 (--sync_updates=mean) against the barrier on the same
-                cluster (the price of the stronger guarantee).
+                cluster (the price of the stronger guarantee);
+                malloc_cost: ps_sync_barrier with glibc's malloc defaults
+                (--tune_malloc=false) against ours as it is.
   real data:    real_trivial (batch 32), real_resnet50 (batch --batch_size),
                 reading ImageNet-format TFRecords with --data_dir
                 --data_name=imagenet: --data_dir, or shards built here by
@@ -72,9 +74,15 @@ MODELS = ('trivial', 'resnet50', 'inception3', 'vgg16', 'alexnet',
           'googlenet')
 CLUSTER_WORKERS = 2
 BARRIER = ('--sync_updates=barrier',)
-# Our own sync modes, side by side on one cluster (not against the original).
-SYNC_COST_CONFIGS = {'sync_cost': 'ps_sync', 'sync_cost_resnet50':
-                     'ps_sync_resnet50'}
+# Two variants of ours side by side on one configuration (not against the
+# original): name -> (the configuration, ((side, its own flags), ...)).
+_SYNC_SIDES = (('mean', ('--sync_updates=mean',)), ('barrier', BARRIER))
+OURS_ONLY_CONFIGS = {
+    'sync_cost': ('ps_sync', _SYNC_SIDES),
+    'sync_cost_resnet50': ('ps_sync_resnet50', _SYNC_SIDES),
+    'malloc_cost': ('ps_sync_barrier', (('untuned', ('--tune_malloc=false',)),
+                                        ('tuned', ()))),
+}
 SCALING_MODELS = ('trivial', 'resnet50')
 SCALING_WORKERS = (1, 2, 4)
 # Flags both tools need on a CPU-only machine: the original defaults to the
@@ -92,9 +100,9 @@ class Config:
   # Flags only our harness gets (e.g. --sync_updates): the original has no
   # such flag, and this is how the two are made to mean the same thing.
   ours_flags: tuple = ()
-  # True: ours in its default sync mode against ours with the barrier, on
-  # the same cluster; the original takes no part.
-  sync_cost: bool = False
+  # ((side, flags of that side), ...): two variants of ours on the same
+  # configuration, and the original takes no part (OURS_ONLY_CONFIGS).
+  ours_sides: tuple = ()
 
   def describe(self):
     where = ('one process' if not self.workers else
@@ -138,9 +146,10 @@ def all_configs(args, extra):
   for name, ours in (('ps_sync_resnet50', ()),
                      ('ps_sync_barrier_resnet50', BARRIER)):
     configs.append(Config(name, big, workers=CLUSTER_WORKERS, ours_flags=ours))
-  for name, of in SYNC_COST_CONFIGS.items():
+  for name, (of, sides) in OURS_ONLY_CONFIGS.items():
     configs.append(dataclasses.replace(
-        next(c for c in configs if c.name == of), name=name, sync_cost=True))
+        next(c for c in configs if c.name == of), name=name,
+        ours_sides=sides))
   for model in ('trivial', 'resnet50'):
     configs.append(Config(
         'real_' + model, _run_flags(model, _batch(model, args), args, extra) +
@@ -322,10 +331,11 @@ def tool_call(tool, config, runner, original, timeout):
 
 def sides_and_calls(config, runner, original, timeout):
   """(the two sides, {side: call}) that ``config`` compares."""
-  if config.sync_cost:
-    sides = ('mean', 'barrier')
-    return sides, {s: ours_call(runner, config.flags + (
-        '--sync_updates=%s' % s,), config.workers, timeout) for s in sides}
+  if config.ours_sides:
+    return tuple(side for side, _ in config.ours_sides), {
+        side: ours_call(runner, config.flags + config.ours_flags + flags,
+                        config.workers, timeout)
+        for side, flags in config.ours_sides}
   sides = ('ours', 'original')
   return sides, {tool: tool_call(tool, config, runner, original, timeout)
                  for tool in sides}
@@ -497,7 +507,7 @@ def main(argv):
       needs_original, configs = check_scaling_args(args), []
     else:
       configs = select(all_configs(args, extra), args.configs)
-      needs_original = not all(c.sync_cost for c in configs)
+      needs_original = not all(c.ours_sides for c in configs)
   except UsageError as e:
     print('vs_original.py: %s' % e, file=sys.stderr)
     return 2

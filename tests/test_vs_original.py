@@ -126,6 +126,16 @@ def test_every_configuration_gives_both_tools_the_same_cpu_flags():
   assert '--cross_replica_sync=False' in configs['ps_async'].flags
   assert configs['real_resnet50'].real_data
   assert args.pairs == 1
+  # Ours against ours: each side's own flags on the same configuration.
+  runner = subprocess_runs.Runner(max_other_share=None)
+  sides, calls = vs_original.sides_and_calls(configs['malloc_cost'], runner,
+                                             None, 60)
+  assert sides == ('untuned', 'tuned') and set(calls) == set(sides)
+  assert configs['malloc_cost'].ours_sides == (
+      ('untuned', ('--tune_malloc=false',)), ('tuned', ()))
+  assert configs['malloc_cost'].ours_flags == ('--sync_updates=barrier',)
+  assert dict(configs['sync_cost'].ours_sides)['barrier'] == (
+      '--sync_updates=barrier',)
 
 
 def test_unknown_configuration_is_a_usage_error(capsys):
