@@ -72,6 +72,7 @@ def test_run_record_is_complete_and_consistent(tmp_path):
   for key in ('tf_version', 'python_version', 'cpu_model', 'cpu_count',
               'hostname', 'harness_version'):
     assert env[key]
+  assert env['malloc'].startswith('glibc keeps freed memory'), env['malloc']
   printed = float(re.search(r'total images/sec: ([\d.]+)',
                             out.stdout).group(1))
   assert rec['summary']['images_per_sec'] == pytest.approx(printed, abs=0.01)
