@@ -40,6 +40,9 @@ import subprocess
 import sys
 import tempfile
 
+import original_tool
+import subprocess_runs
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, 'tf_cnn_benchmarks.py')
 
@@ -93,9 +96,6 @@ def profile_flags(out_dir):
 
 def launch_original(args, extra, out_dir):
   """The original's cluster (ps tasks, then workers), profiled on worker0."""
-  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-  import original_tool  # pylint: disable=g-import-not-at-top
-  import subprocess_runs  # pylint: disable=g-import-not-at-top
   python = args.original_python or original_tool.default_python()
   why = original_tool.problem(args.original_dir, python)
   if why:
