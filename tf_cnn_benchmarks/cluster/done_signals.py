@@ -24,6 +24,7 @@ DONE_QUEUE_NAME = 'cluster_done_queue'
 DONE_TIMEOUT_MS = 5000
 # Kinds of signal (the first element of each queued pair).
 ARRIVED, DONE = 0, 1
+KINDS = (ARRIVED, DONE)
 
 
 def done_queue(device, name='done_queue'):
@@ -48,7 +49,7 @@ class DoneSignals:
   (built in its graph)."""
 
   def __init__(self, role):
-    self._ops = {ARRIVED: [], DONE: []}
+    self._ops = {kind: [] for kind in KINDS}
     for job, index in role.serving_tasks():
       queue = done_queue('/job:%s/task:%d' % (job, index),
                          name='done_queue_%s%d' % (job, index))

@@ -325,7 +325,7 @@ class _DoneSenders:
       with graph.as_default():
         queue = done_signals.done_queue(device)
         ops = {kind: done_signals.signal_op(queue, kind, role.task_index)
-               for kind in (done_signals.ARRIVED, done_signals.DONE)}
+               for kind in done_signals.KINDS}
       self._tasks.append((roles.task_address(role, job, index), device,
                           graph, ops))
 
