@@ -10,6 +10,7 @@ import os
 from results.record_io import CURRENT_SCHEMA_VERSION
 from results.record_io import write_record_atomically
 from tf_cnn_benchmarks import injected_slowdown
+from tf_cnn_benchmarks import malloc_tuning
 from tf_cnn_benchmarks.measure import environment
 
 
@@ -46,7 +47,7 @@ def build_record(run_id, started_at, finished_at, params, rc, result,
   p = params
   return _record(run_id, started_at, finished_at, p, result,
                  _config(p, rc, data_description), cluster_run_id,
-                 environment.describe())
+                 _environment())
 
 
 def build_unstarted_record(run_id, started_at, finished_at, params, role,
@@ -72,7 +73,16 @@ def build_unstarted_record(run_id, started_at, finished_at, params, role,
   config.update(_role_config(role))
   return _record(run_id, started_at, finished_at, p, result, config,
                  p.cluster_run_id or None,
-                 environment.describe(with_tensorflow=False))
+                 _environment(with_tensorflow=False))
+
+
+def _environment(with_tensorflow=True):
+  """Where the run was measured, and what --tune_malloc set in this
+  process: that is the core's doing (malloc_tuning.py), so it joins here,
+  not in measure/environment.py, which knows only the machine."""
+  described = environment.describe(with_tensorflow=with_tensorflow)
+  described['malloc'] = malloc_tuning.describe()
+  return described
 
 
 def _role_config(role):

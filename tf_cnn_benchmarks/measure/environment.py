@@ -10,7 +10,6 @@ import platform
 import socket
 import sys
 
-from tf_cnn_benchmarks import malloc_tuning
 from tf_cnn_benchmarks.measure import versions
 
 
@@ -110,6 +109,4 @@ def describe(with_tensorflow=True):
       'hostname': socket.gethostname(),
       'platform': platform.platform(),
       'executable': sys.executable,
-      # What --tune_malloc set in this process (malloc_tuning.py).
-      'malloc': malloc_tuning.describe(),
   }
