@@ -7,13 +7,16 @@ model size with no model attached, and prints images/sec.
 
   python benchmarks/input_pipeline.py [--image_size 224 --batch_size 32
       --steps 30 --distortions --datasets_num_private_threads N
-      --pipeline fast|checked|original_order|both|A,B,... --rounds R]
+      --pipeline fast|checked|original_order|autotuned|both|A,B,...
+      --rounds R]
 
 Pipelines (same records, same preprocessing): fast is what runs; checked
 carries every record's identity through the pipeline (as before issue
 #17); original_order arranges the fast pipeline's stages as the original
-tool did (records prefetched by one batch before the shuffle, a fixed
-batch-size number of parallel map calls instead of tf.data's autotuning).
+tool did (records prefetched by one batch before the shuffle); autotuned
+is the fast pipeline as it was before commit "legacy interleave, autotuner
+off": Dataset.interleave with AUTOTUNE parallel calls, tf.data's autotuner
+on.
 Several (both = checked,fast) are timed in one process, alternating R
 rounds of each so a busy machine disturbs all alike; the ratios of their
 medians to the first one listed are printed.
@@ -39,7 +42,7 @@ from preprocessing import generated_data
 from preprocessing import imagenet
 from preprocessing import input_benchmark
 
-PIPELINES = ('fast', 'checked', 'original_order')
+PIPELINES = ('fast', 'checked', 'original_order', 'autotuned')
 
 
 class OriginalOrderInput(imagenet.ImageNetInput):
@@ -66,10 +69,36 @@ class OriginalOrderInput(imagenet.ImageNetInput):
     return dataset_options.finish(batches.map(self._check_batch), params)
 
 
+class AutotunedInput(imagenet.ImageNetInput):
+  """The fast pipeline with tf.data choosing the interleave's parallel
+  calls and its autotuner on, as it ran before (see the module docstring);
+  for comparison only."""
+
+  # pylint: disable=protected-access
+  def make_dataset(self):
+    params = self._params
+    seed = params.tf_random_seed
+    files = tf.data.Dataset.from_tensor_slices(tf.constant(self._paths))
+    if self.training:
+      files = files.shuffle(len(self._paths), seed=seed)
+    records = files.interleave(
+        self.shard_log.reader(tf.data.TFRecordDataset),
+        cycle_length=min(dataset_options.cycle_length(params),
+                         len(self._paths)),
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if self.training:
+      records = records.shuffle(dataset_options.SHUFFLE_BUFFER, seed=seed)
+    batches = self._fast_batches(records.repeat()).prefetch(1)
+    options = tf.data.Options()
+    options.autotune.enabled = True
+    return batches.with_options(options)
+
+
 def make_source(name, params, args):
-  if name == 'original_order':
-    return OriginalOrderInput(params, args.image_size, 1001, args.batch_size,
-                              args.subset)
+  if name in ('original_order', 'autotuned'):
+    kind = {'original_order': OriginalOrderInput,
+            'autotuned': AutotunedInput}[name]
+    return kind(params, args.image_size, 1001, args.batch_size, args.subset)
   return imagenet.ImageNetInput(params, args.image_size, 1001,
                                 args.batch_size, args.subset,
                                 checked=name == 'checked')
@@ -102,7 +131,7 @@ def _args(argv):
                       choices=['train', 'validation'])
   parser.add_argument('--pipeline', default=['fast'], type=pipeline_names,
                       help='fast (what runs), checked, original_order, '
-                      'both (= checked,fast) or a comma-separated list')
+                      'autotuned, both (= checked,fast) or a comma-separated list')
   parser.add_argument('--rounds', type=int, default=1,
                       help='measurements of each pipeline (alternating)')
   return parser.parse_args(argv)

@@ -136,3 +136,17 @@ def test_engine_op_times_profiles_both_engines_timed_loops():
   graph_ms, graph_n, tf2_ms, tf2_n = matmuls[0]
   assert float(graph_ms) > 0 and float(tf2_ms) > 0, out.stdout
   assert graph_n == tf2_n == '4', out.stdout
+
+
+def test_input_pipeline_compares_every_arrangement_with_the_first():
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks', 'input_pipeline.py'),
+       '--pipeline=fast,autotuned,original_order,checked', '--rounds=2',
+       '--steps=2', '--warmup_steps=1', '--num_classes=2',
+       '--images_per_class=8', '--batch_size=4', '--image_size=32'],
+      cwd=REPO, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  for name in ('autotuned', 'original_order', 'checked'):
+    assert re.search(r'%s / fast: [\d.]+x images/sec, [\d.]+x CPU time per '
+                     r'image \(medians of 2 rounds\)' % name, out.stdout), (
+                         out.stdout)

@@ -270,13 +270,14 @@ FLAG_SPECS = (
     _S(DATA, 'datasets_use_caching', 'boolean', False,
        'Cache decoded records in memory after the first epoch.'),
     _S(DATA, 'datasets_parallel_interleave_cycle_length', 'integer', None,
-       'Shards read in parallel; default: AUTOTUNE.', lower_bound=1),
+       'Shards read in parallel; default: 10, as the original.',
+       lower_bound=1),
     _S(DATA, 'datasets_sloppy_parallel_interleave', 'boolean', False,
        'Training reads from whichever shard is ready first (faster, not '
        'reproducible).'),
     _S(DATA, 'datasets_parallel_interleave_prefetch', 'integer', None,
        'Shards opened ahead of the interleave needing them; default: '
-       'AUTOTUNE.', lower_bound=1),
+       'twice the cycle length.', lower_bound=1),
     _S(DATA, 'datasets_repeat_cached_sample', 'boolean', False,
        'Read one record and repeat it forever (preprocessing still runs): '
        'the input pipeline at memory speed, without disk reads.'),

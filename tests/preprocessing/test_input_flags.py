@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.framework import dataset_options_pb2
 
 from preprocessing import get_input_source
 from tests.preprocessing.conftest import NUM_CLASSES, make_params, run_batches
@@ -23,6 +24,11 @@ def dataset_graph(src):
   with graph.as_default():
     src.make_dataset()
   return graph.as_graph_def()
+
+
+# The original's interleave: a thread per shard in the cycle
+# (dataset_options.interleave says why).
+INTERLEAVE = 'LegacyParallelInterleaveDatasetV2'
 
 
 def nodes(graph_def, op):
@@ -46,21 +52,23 @@ def test_sloppy_interleave_sets_the_interleaves_determinism(
     shards_dir, subset, sloppy, deterministic):
   graph_def = dataset_graph(source(
       shards_dir, subset, datasets_sloppy_parallel_interleave=sloppy))
-  (interleave,) = nodes(graph_def, 'ParallelInterleaveDatasetV4')
+  (interleave,) = nodes(graph_def, INTERLEAVE)
   assert interleave.attr['deterministic'].s == deterministic
 
 
 @pytest.mark.timeout(120)
 def test_parallel_interleave_prefetch_sets_the_files_opened_ahead(shards_dir):
-  # ParallelInterleaveDatasetV4's inputs: dataset, cycle_length,
-  # block_length, buffer_output_elements, prefetch_input_elements, ...
+  # The interleave's inputs: dataset, cycle_length, block_length,
+  # buffer_output_elements, prefetch_input_elements.
   graph_def = dataset_graph(source(
       shards_dir, datasets_parallel_interleave_prefetch=3))
-  (interleave,) = nodes(graph_def, 'ParallelInterleaveDatasetV4')
+  (interleave,) = nodes(graph_def, INTERLEAVE)
   assert const_input(graph_def, interleave, 4) == 3
   default_def = dataset_graph(source(shards_dir))
-  assert const_input(default_def, nodes(
-      default_def, 'ParallelInterleaveDatasetV4')[0], 4) == -1  # AUTOTUNE
+  (default,) = nodes(default_def, INTERLEAVE)
+  # Twice the cycle (the shards here, fewer than 10) by default.
+  assert const_input(default_def, default, 4) == 2 * const_input(
+      default_def, default, 1)
   # And the pipeline still reads every shard.
   _, outputs = run_batches(source(
       shards_dir, datasets_parallel_interleave_prefetch=1), 7)
@@ -220,3 +228,21 @@ def test_a_batch_per_tower_is_preprocessed_at_once(shards_dir, cifar_dir,
     return const_input(graph_def, node, len(node.input) - 1)
   assert parallel_calls() == 3
   assert parallel_calls(num_gpus=2) == 6
+
+
+@pytest.mark.parametrize('data', ['imagenet', 'cifar10'])
+def test_the_pipelines_run_without_the_autotuner(shards_dir, cifar_dir,
+                                                 data):
+  # Every buffer and parallelism is set, so its model of the pipeline only
+  # cost CPU per image (dataset_options.finish).
+  if data == 'cifar10':
+    src = get_input_source(make_params(cifar_dir, data_name='cifar10'), 32,
+                           10, 3, 1, 'train')
+  else:
+    src = source(shards_dir, batch=3)
+  graph_def = dataset_graph(src)
+  (node,) = nodes(graph_def, 'OptionsDataset')
+  options = dataset_options_pb2.Options.FromString(
+      node.attr['serialized_options'].s)
+  assert options.autotune_options.HasField('enabled')
+  assert options.autotune_options.enabled is False
