@@ -45,9 +45,12 @@ from preprocessing import input_benchmark
 PIPELINES = ('fast', 'checked', 'original_order', 'autotuned')
 
 
-class OriginalOrderInput(imagenet.ImageNetInput):
-  """The fast pipeline's work, with the original tool's stage order and
-  parallelism (see the module docstring); for comparison only."""
+class _Rearranged(imagenet.ImageNetInput):
+  """The fast pipeline's work in another arrangement; for comparison only.
+
+  Subclasses say how records are read from the (shuffled) shard list and
+  how the batches are finished.
+  """
 
   # pylint: disable=protected-access
   def make_dataset(self):
@@ -56,42 +59,39 @@ class OriginalOrderInput(imagenet.ImageNetInput):
     files = tf.data.Dataset.from_tensor_slices(tf.constant(self._paths))
     if self.training:
       files = files.shuffle(len(self._paths), seed=seed)
-    records = dataset_options.interleave(
-        files, self.shard_log.reader(tf.data.TFRecordDataset), params,
-        len(self._paths), self.training)
-    records = records.prefetch(self._batch_size)
+    records = self.read(files, self.shard_log.reader(tf.data.TFRecordDataset))
     if self.training:
       records = records.shuffle(dataset_options.SHUFFLE_BUFFER, seed=seed)
-    examples = records.repeat().map(
-        lambda record: self._preprocess(record, 0),
-        num_parallel_calls=self._batch_size)
-    batches = examples.batch(self._batch_size, drop_remainder=True)
-    return dataset_options.finish(batches.map(self._check_batch), params)
+    return self.finish(self._fast_batches(records.repeat()))
 
 
-class AutotunedInput(imagenet.ImageNetInput):
-  """The fast pipeline with tf.data choosing the interleave's parallel
-  calls and its autotuner on, as it ran before (see the module docstring);
-  for comparison only."""
+class OriginalOrderInput(_Rearranged):
+  """The original tool's stage order: records prefetched by one batch
+  before the shuffle."""
 
-  # pylint: disable=protected-access
-  def make_dataset(self):
-    params = self._params
-    seed = params.tf_random_seed
-    files = tf.data.Dataset.from_tensor_slices(tf.constant(self._paths))
-    if self.training:
-      files = files.shuffle(len(self._paths), seed=seed)
-    records = files.interleave(
-        self.shard_log.reader(tf.data.TFRecordDataset),
-        cycle_length=min(dataset_options.cycle_length(params),
-                         len(self._paths)),
+  def read(self, files, read_file):
+    return dataset_options.interleave(
+        files, read_file, self._params, len(self._paths),
+        self.training).prefetch(self._batch_size)
+
+  def finish(self, batches):
+    return dataset_options.finish(batches, self._params)
+
+
+class AutotunedInput(_Rearranged):
+  """As it ran before: tf.data choosing the interleave's parallel calls,
+  its autotuner on."""
+
+  def read(self, files, read_file):
+    return files.interleave(
+        read_file, cycle_length=min(
+            dataset_options.cycle_length(self._params), len(self._paths)),
         num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    if self.training:
-      records = records.shuffle(dataset_options.SHUFFLE_BUFFER, seed=seed)
-    batches = self._fast_batches(records.repeat()).prefetch(1)
+
+  def finish(self, batches):
     options = tf.data.Options()
     options.autotune.enabled = True
-    return batches.with_options(options)
+    return batches.prefetch(1).with_options(options)
 
 
 def make_source(name, params, args):

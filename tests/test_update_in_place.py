@@ -124,3 +124,27 @@ def test_gating_adds_no_work_to_the_step():
   step = [op.type for op in _upstream(step_op)]
   assert step.count('Conv2D') == 2
   assert step.count('Conv2DBackpropInput') == 1
+
+
+@pytest.mark.parametrize('model', ['resnet20', 'alexnet'])
+def test_a_gate_waits_only_for_readers_not_already_before_it(model):
+  # A control edge from the forward batch norm (whose outputs its gradient
+  # takes) or the forward Conv2D/MatMul (before the weight gradient
+  # through the loss) orders nothing new, and it keeps grappler from
+  # fusing that op with its ReLU: the original's graph fuses all of them.
+  data = 'cifar10' if model == 'resnet20' else 'imagenet'
+  _, _, built = _build(model=model, data_name=data)
+  gates = [op for op in built.graph.get_operations()
+           if op.name.endswith('/after_reads')]
+  assert gates
+  redundant = []
+  for gate in gates:
+    before = _upstream(gate.inputs[0].op) | {gate.inputs[0].op}
+    redundant += [(gate.name, op.name) for op in gate.control_inputs
+                  if op in before]
+  assert not redundant
+  forward_norms = [op for op in built.graph.get_operations()
+                   if op.type == 'FusedBatchNormV3']
+  assert all(not any(user.name.endswith('/after_reads')
+                     for user in op._control_outputs)  # pylint: disable=protected-access
+             for op in forward_norms)
