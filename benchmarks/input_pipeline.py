@@ -14,9 +14,8 @@ Pipelines (same records, same preprocessing): fast is what runs; checked
 carries every record's identity through the pipeline (as before issue
 #17); original_order arranges the fast pipeline's stages as the original
 tool did (records prefetched by one batch before the shuffle); autotuned
-is the fast pipeline as it was before commit "legacy interleave, autotuner
-off": Dataset.interleave with AUTOTUNE parallel calls, tf.data's autotuner
-on.
+is the fast pipeline as it was before commit c5c83d0: Dataset.interleave
+with AUTOTUNE parallel calls, tf.data's autotuner on.
 Several (both = checked,fast) are timed in one process, alternating R
 rounds of each so a busy machine disturbs all alike; the ratios of their
 medians to the first one listed are printed.
@@ -94,11 +93,14 @@ class AutotunedInput(_Rearranged):
     return batches.prefetch(1).with_options(options)
 
 
+# The arrangements other than ImageNetInput's own (fast and checked).
+REARRANGED = {'original_order': OriginalOrderInput, 'autotuned': AutotunedInput}
+
+
 def make_source(name, params, args):
-  if name in ('original_order', 'autotuned'):
-    kind = {'original_order': OriginalOrderInput,
-            'autotuned': AutotunedInput}[name]
-    return kind(params, args.image_size, 1001, args.batch_size, args.subset)
+  if name in REARRANGED:
+    return REARRANGED[name](params, args.image_size, 1001, args.batch_size,
+                            args.subset)
   return imagenet.ImageNetInput(params, args.image_size, 1001,
                                 args.batch_size, args.subset,
                                 checked=name == 'checked')
@@ -131,7 +133,8 @@ def _args(argv):
                       choices=['train', 'validation'])
   parser.add_argument('--pipeline', default=['fast'], type=pipeline_names,
                       help='fast (what runs), checked, original_order, '
-                      'autotuned, both (= checked,fast) or a comma-separated list')
+                      'autotuned, both (= checked,fast) or a '
+                      'comma-separated list')
   parser.add_argument('--rounds', type=int, default=1,
                       help='measurements of each pipeline (alternating)')
   return parser.parse_args(argv)

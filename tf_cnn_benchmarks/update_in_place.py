@@ -45,20 +45,20 @@ def gate(tower_grads, losses):
     return tower_grads
   graph = _op(grads[0]).graph
   needed = _upstream([_op(t) for t in grads + list(losses)])
+  handles = [[_handle(var, graph) for _, var in pairs]
+             for pairs in tower_grads]
   readers = {}
-  for pairs in tower_grads:
-    for grad, var in pairs:
-      handle = _handle(var, graph)
+  for pairs, tower_handles in zip(tower_grads, handles):
+    for (grad, _), handle in zip(pairs, tower_handles):
       if grad is not None and handle is not None and (
           handle.ref() not in readers):
         readers[handle.ref()] = _readers(handle, needed)
   before = _ancestors_among(
       set().union(*readers.values()) if readers else set(), needed)
   gated = []
-  for pairs in tower_grads:
+  for pairs, tower_handles in zip(tower_grads, handles):
     tower = []
-    for grad, var in pairs:
-      handle = _handle(var, graph)
+    for (grad, var), handle in zip(pairs, tower_handles):
       if grad is None or handle is None:
         tower.append((grad, var))
         continue
