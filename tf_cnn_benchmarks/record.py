@@ -176,6 +176,9 @@ def _record(run_id, started_at, finished_at, p, result, config,
       'status': result.status,
       'failure': result.failure,
       'peer_failures': list(result.peer_failures),
+      # Steps run again after a network interruption: [{step, refused}]
+      # (cluster/step_repeats.py).
+      'repeated_steps': list(result.repeated_steps),
       'phases': dict(result.phases),
       # Workers the chief found slower than the others: [{task, slowdown,
       # steps: [first, last]}] (cluster/stragglers.py).

@@ -36,6 +36,9 @@ class RunResult:
   # Cluster peers that failed while this task carried on (asynchronous
   # training): failure dicts, first first.
   peer_failures: List[dict] = dataclasses.field(default_factory=list)
+  # Cluster steps this task ran again after a network interruption
+  # (cluster/step_repeats.py): [{step, refused: [first line of each error]}].
+  repeated_steps: List[dict] = dataclasses.field(default_factory=list)
   # Seconds of each phase of the run (liveness/phases.py).
   phases: dict = dataclasses.field(default_factory=dict)
   # Workers the chief found slower than the others (cluster/stragglers.py).

@@ -24,7 +24,13 @@ Read from one environment variable, which no user sets by accident:
                         seconds, not a factor) before each step: it enters
                         every step after the others have done its work
                         (orders the workers' updates in a test of
-                        --sync_updates=barrier).
+                        --sync_updates=barrier);
+  refused_copy:worker1:step5:x2
+                        worker1's step 5 runs, then raises the real
+                        tf.errors.AbortedError a peer answers to a gRPC
+                        resend of a request it already has (a network
+                        blip lost the answer: cluster/step_repeats.py);
+                        F attempts of the step in a row (default 1).
 
 Only the task named is affected; every other task ignores the variable.
 Nothing but runtime.ClusterRuntime (its wire_graph and run_step) consults
@@ -38,13 +44,14 @@ import time
 from typing import Optional
 
 ENV = 'TF_CNN_BENCHMARKS_TEST_FAULT'
-KINDS = ('stall', 'oom', 'slow', 'slow_compute', 'lag')
+KINDS = ('stall', 'oom', 'slow', 'slow_compute', 'lag', 'refused_copy')
 _SPEC = re.compile(r'^(%s):(\w+?\d+):step(\d+)(?::x([0-9.]+))?$' %
                    '|'.join(KINDS))
 
 
-# Kinds whose spec has an :x<F> part.
-_WITH_FACTOR = ('slow', 'slow_compute', 'lag')
+# Kinds whose spec has an :x<F> part, and F when it has none.
+_WITH_FACTOR = ('slow', 'slow_compute', 'lag', 'refused_copy')
+_DEFAULT_FACTOR = {'refused_copy': 1.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,8 +76,9 @@ def planned_for(task_name, environ=None) -> Optional[Fault]:
   if not match:
     raise ValueError('%s=%r: expected <kind>:<task>:step<N>[:x<F>] with '
                      'kind one of %s' % (ENV, spec, ', '.join(KINDS)))
-  fault = Fault(match.group(1), match.group(2), int(match.group(3)),
-                float(match.group(4) or 3.0))
+  kind = match.group(1)
+  fault = Fault(kind, match.group(2), int(match.group(3)),
+                float(match.group(4) or _DEFAULT_FACTOR.get(kind, 3.0)))
   return fault if fault.task == task_name else None
 
 
@@ -101,6 +109,26 @@ def before_step(fault, step, say):
         'on %s by allocator cpu (%s)' % (fault.task, fault.describe()))
 
 
+def after_step(fault, step):
+  """Applies ``fault`` after an attempt of step ``step`` ran, if due: a
+  refused_copy refuses the first F attempts of its step."""
+  if fault is None or fault.kind != 'refused_copy' or step != fault.step:
+    return
+  _refused['count'] += 1
+  if _refused['count'] > fault.factor:
+    return
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  # TensorFlow's words (distributed_runtime/recent_request_ids.cc), as a
+  # step's error carries them from the peer.
+  raise tf.errors.AbortedError(
+      None, None,
+      'From /job:ps/replica:0/task:0:\nThe same RunGraph (Worker) request '
+      'was received twice. graph_handle: "000000000000001a" step_id: %d '
+      '(%s)' % (step, fault.describe()))
+
+
+# refused_copy: attempts of the fault's step so far.
+_refused = {'count': 0}
 # slow: when the previous step began, and how long this task slept then.
 _previous_step = {}
 # slow_compute: when the current step's run began (None: not slowed).

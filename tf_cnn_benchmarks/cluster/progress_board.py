@@ -126,6 +126,9 @@ class ProgressBoard:
         one = tf.constant([1], tf.int64)
         self._start = tf1.scatter_add(self.started, [index], one)
         self._complete = tf1.scatter_add(self.completed, [index], one)
+        # Between steps started == completed (settle).
+        self._settle = tf1.scatter_update(
+            self.started, [index], tf.gather(self.completed, [index]))
     self.initializer = tf.group(self.started.initializer,
                                 self.completed.initializer,
                                 self.notes.initializer,
@@ -164,6 +167,12 @@ class ProgressBoard:
   def publish_completion(self, sess, timeout_ms):
     """A step completed (when the step's own run cannot say so)."""
     sess.run(self._complete, options=deadlines.bounded(timeout_ms))
+
+  def settle(self, sess, timeout_ms):
+    """Between steps: this client's started count back to its completed
+    one, after a step it ran again (cluster/step_repeats.py) whose aborted
+    attempt counted a start that no completion matched."""
+    sess.run(self._settle, options=deadlines.bounded(timeout_ms))
 
   def read(self, sess, timeout_ms):
     started, completed, notes, compute = sess.run(

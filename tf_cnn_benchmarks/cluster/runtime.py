@@ -36,6 +36,7 @@ from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import root_cause
 from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster import start_protocol
+from tf_cnn_benchmarks.cluster import step_repeats
 from tf_cnn_benchmarks.cluster import watchdog
 
 tf1 = tf.compat.v1
@@ -235,13 +236,30 @@ class ClusterRuntime:
       fault_injection.before_step(self._fault, step, self.watchdog.say)
       if not self._board_in_step:
         self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS)
-      values = run()
+
+      def attempt():
+        values = run()
+        fault_injection.after_step(self._fault, step)
+        return values
+
+      values, refused = step_repeats.run(attempt, not self.role.lockstep,
+                                         self.run_watch.tell)
+      if refused:
+        self._note_repeated_step(sess, step, refused)
       if not self._board_in_step:
         self.board.publish_completion(sess, deadlines.RPC_TIMEOUT_MS)
     if step == self._last_step:
       # Peers may now leave normally; only this task's own work counts.
       self.watchdog.training_ended()
     return values
+
+  def _note_repeated_step(self, sess, step, refused):
+    """Step ``step`` completed after ``refused`` attempts (step_repeats):
+    its aborted attempts may have counted starts on the board that no
+    completion matched, so this client's count is set right again."""
+    self.board.settle(sess, deadlines.RPC_TIMEOUT_MS)
+    if self._result is not None:
+      self._result.repeated_steps.append({'step': step, 'refused': refused})
 
   def doing(self, text):
     """The main thread is doing ``text`` (stall reports say so)."""
@@ -320,6 +338,12 @@ class ClusterRuntime:
             root.failure, root.status, root.exit_code)
         self._leave_note(sess, {'status': root.status,
                                 'failure': root.failure})
+      elif step_repeats.is_refused_copy(exc):
+        # No peer failed: the link between them blinked (step_repeats.py).
+        exc.root_cause = step_repeats.refused_failure(
+            self.role.task_name, exc, self.role.lockstep)
+        self._leave_note(sess, {'status': status,
+                                'failure': exc.root_cause})
       return
     if self._rc is not None:
       self._leave_note(sess, {'status': status,

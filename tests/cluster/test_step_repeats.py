@@ -1,0 +1,126 @@
+"""A step whose answer a network blip lost (cluster/step_repeats.py).
+
+The refused copy comes from the test fault ``refused_copy``: the step runs
+for real, then raises the AbortedError TensorFlow returns when a peer
+refuses a gRPC resend ("The same RunGraph (Worker) request was received
+twice"), as the chaos soak once saw it across a link blip. An asynchronous
+worker runs the step again and finishes; a worker in lockstep ends the run
+and says that the network, not a peer, failed.
+"""
+
+import pytest
+import tensorflow as tf
+
+from tests.cluster import helpers
+from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks.cluster import progress_board
+from tf_cnn_benchmarks.cluster import step_repeats
+
+tf1 = tf.compat.v1
+
+REFUSED = ('From /job:ps/replica:0/task:0:\nThe same RunGraph (Worker) '
+           'request was received twice. step_id: 7')
+
+
+def _refusing(times, values='values'):
+  """An attempt refused ``times`` times in a row, then returning values."""
+  calls = []
+
+  def attempt():
+    calls.append(1)
+    if len(calls) <= times:
+      raise tf.errors.AbortedError(None, None, REFUSED)
+    return values
+  return attempt, calls
+
+
+def test_an_asynchronous_step_is_run_again_at_most_max_repeats_times():
+  said = []
+  attempt, calls = _refusing(step_repeats.MAX_REPEATS)
+  values, refused = step_repeats.run(attempt, True, said.append)
+  assert values == 'values'
+  assert len(calls) == step_repeats.MAX_REPEATS + 1
+  assert refused == ['The same RunGraph (Worker) request was received twice.'
+                     ' step_id: 7 (from /job:ps/replica:0/task:0)'] * 3
+  assert said[-1].endswith('running it again, 3 of at most 3 (asynchronous '
+                           'training).'), said
+  attempt, calls = _refusing(step_repeats.MAX_REPEATS + 1)
+  with pytest.raises(tf.errors.AbortedError):
+    step_repeats.run(attempt, True, said.append)
+  assert len(calls) == step_repeats.MAX_REPEATS + 1
+
+
+def test_only_a_refused_copy_and_only_out_of_lockstep_is_run_again():
+  attempt, calls = _refusing(1)
+  with pytest.raises(tf.errors.AbortedError):
+    step_repeats.run(attempt, False, print)
+  assert len(calls) == 1
+
+  def other_abort():
+    calls.append(1)
+    raise tf.errors.AbortedError(None, None, 'Step was cancelled')
+  calls.clear()
+  with pytest.raises(tf.errors.AbortedError):
+    step_repeats.run(other_abort, True, print)
+  assert len(calls) == 1
+
+
+def test_settle_sets_started_back_to_completed_between_steps():
+  """An aborted attempt counted a start that no completion matched."""
+  with tf.Graph().as_default():
+    board = progress_board.ProgressBoard('/device:CPU:0', 2, 1)
+    with tf1.Session() as sess:
+      sess.run(board.initializer)
+      sess.run(tf1.scatter_add(board.started, [1], [5]))
+      sess.run(tf1.scatter_add(board.completed, [1], [4]))
+      sess.run(tf1.scatter_add(board.started, [0], [9]))
+      assert board.read(sess, 10000).in_step(1)
+      board.settle(sess, 10000)
+      snapshot = board.read(sess, 10000)
+  assert snapshot.started == (9, 4) and snapshot.completed == (0, 4)
+
+
+@pytest.mark.timeout(150)
+def test_asynchronous_worker_runs_the_step_again_and_finishes(tmp_path):
+  code, output = helpers.launch_and_wait(
+      tmp_path, 120, workers=2, cross_replica_sync=False, display_every=1,
+      num_batches=helpers.NUM_BATCHES,
+      env={helpers.FAULT_ENV: 'refused_copy:worker1:step3:x2'})
+  assert code == exit_codes.OK, output
+  worker1 = helpers.task_lines(output, 'worker1')
+  repeats = [l for l in worker1 if 'running it again' in l]
+  assert len(repeats) == 2, output
+  assert 'The same RunGraph (Worker) request was received twice' in \
+      repeats[0]
+  recs = helpers.records(str(tmp_path))
+  assert recs['worker1']['status'] == 'ok'
+  assert [r['step'] for r in recs['worker1']['repeated_steps']] == [3]
+  assert len(recs['worker1']['repeated_steps'][0]['refused']) == 2
+  assert recs['worker0']['repeated_steps'] == []
+  assert len(recs['worker1']['timing']['step_times_sec']) == \
+      helpers.NUM_BATCHES
+  helpers.assert_no_orphans(helpers.task_pids(output))
+
+
+@pytest.mark.timeout(150)
+def test_worker_in_lockstep_ends_the_run_naming_the_network(tmp_path):
+  code, output = helpers.launch_and_wait(
+      tmp_path, 120, workers=2, cross_replica_sync=True, display_every=1,
+      num_batches=helpers.NUM_BATCHES,
+      env={helpers.FAULT_ENV: 'refused_copy:worker1:step3'})
+  assert code == exit_codes.RUN_FAILED, output
+  helpers.assert_ended_by_themselves(output)
+  recs = helpers.records(str(tmp_path))
+  worker1 = helpers.task_lines(output, 'worker1')
+  assert not [l for l in worker1 if 'running it again' in l], output
+  assert any(l.startswith("Run failed: a network interruption cost worker1's "
+                          'step its answer') and
+             l.endswith('a synchronous step cannot be run again')
+             for l in worker1), output
+  assert any(l.startswith('Hint: The link between worker1 and another task')
+             for l in worker1), output
+  for label in ('worker0', 'worker1'):
+    assert 'Root cause: worker1 (AbortedError)' in helpers.task_lines(
+        output, label), output
+    assert recs[label]['failure']['task'] == 'worker1'
+  helpers.assert_no_orphans(helpers.task_pids(output))
