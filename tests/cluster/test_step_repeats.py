@@ -65,6 +65,30 @@ def test_only_a_refused_copy_and_only_out_of_lockstep_is_run_again():
   assert len(calls) == 1
 
 
+def test_the_failure_says_how_far_the_task_got():
+  attempt, _ = _refusing(step_repeats.MAX_REPEATS + 1)
+  with pytest.raises(tf.errors.AbortedError) as raised:
+    step_repeats.run(attempt, True, print)
+  words = step_repeats.refused_failure('worker1', raised.value, False)
+  assert words['task'] == 'worker1'
+  assert words['message'].startswith(
+      "a network interruption cost worker1's step its answer, and "
+      "TensorFlow's resend was refused as a copy (The same RunGraph")
+  assert words['message'].endswith('it was run again 3 times and refused '
+                                   'each time')
+  attempt, _ = _refusing(1)
+  with pytest.raises(tf.errors.AbortedError) as raised:
+    step_repeats.run(attempt, False, print)
+  assert step_repeats.refused_failure('worker1', raised.value, True)[
+      'message'].endswith('a synchronous step cannot be run again')
+  between = step_repeats.refused_failure(
+      'worker1', tf.errors.AbortedError(None, None, REFUSED), False)
+  assert between['message'].startswith(
+      'a network interruption cost a call worker1 made between steps its '
+      'answer')
+  assert between['message'].endswith('only a step is run again')
+
+
 def test_settle_sets_started_back_to_completed_between_steps():
   """An aborted attempt counted a start that no completion matched."""
   with tf.Graph().as_default():

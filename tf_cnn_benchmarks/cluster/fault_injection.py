@@ -33,8 +33,8 @@ Read from one environment variable, which no user sets by accident:
                         F attempts of the step in a row (default 1).
 
 Only the task named is affected; every other task ignores the variable.
-Nothing but runtime.ClusterRuntime (its wire_graph and run_step) consults
-this module.
+Nothing but runtime.ClusterRuntime (its wire_graph and the step it counts)
+consults this module.
 """
 
 import dataclasses

@@ -171,7 +171,9 @@ class ProgressBoard:
   def settle(self, sess, timeout_ms):
     """Between steps: this client's started count back to its completed
     one, after a step it ran again (cluster/step_repeats.py) whose aborted
-    attempt counted a start that no completion matched."""
+    attempt counted a start that no completion matched. (An attempt that
+    counted its completion too leaves both one step ahead, which no reader
+    minds: they compare clients' counts, and all of them move on.)"""
     sess.run(self._settle, options=deadlines.bounded(timeout_ms))
 
   def read(self, sess, timeout_ms):

@@ -245,7 +245,11 @@ class ClusterRuntime:
       values, refused = step_repeats.run(attempt, not self.role.lockstep,
                                          self.run_watch.tell)
       if refused:
-        self._note_repeated_step(sess, step, refused)
+        self._note_repeated_step(step, refused)
+        if self._board_in_step:
+          # The step counts itself on the board (counted_step): an aborted
+          # attempt may have counted a start that no completion matched.
+          self.board.settle(sess, deadlines.RPC_TIMEOUT_MS)
       if not self._board_in_step:
         self.board.publish_completion(sess, deadlines.RPC_TIMEOUT_MS)
     if step == self._last_step:
@@ -253,11 +257,9 @@ class ClusterRuntime:
       self.watchdog.training_ended()
     return values
 
-  def _note_repeated_step(self, sess, step, refused):
-    """Step ``step`` completed after ``refused`` attempts (step_repeats):
-    its aborted attempts may have counted starts on the board that no
-    completion matched, so this client's count is set right again."""
-    self.board.settle(sess, deadlines.RPC_TIMEOUT_MS)
+  def _note_repeated_step(self, step, refused):
+    """Step ``step`` completed after being refused once per line of
+    ``refused`` (step_repeats.py): kept for the record."""
     if self._result is not None:
       self._result.repeated_steps.append({'step': step, 'refused': refused})
 

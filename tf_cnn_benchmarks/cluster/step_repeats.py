@@ -20,7 +20,7 @@ from tf_cnn_benchmarks import failures
 # TensorFlow's words (distributed_runtime/recent_request_ids.cc) when a
 # task refuses a request id it has already seen.
 REFUSED_COPY_WORDS = 'request was received twice'
-# Refused copies in a row after which a step is not tried again: the
+# Refused copies of one step after which it is not tried again: the
 # network is not coming back by itself.
 MAX_REPEATS = 3
 
@@ -33,7 +33,7 @@ def is_refused_copy(exc):
 
 def run(attempt, may_repeat, tell):
   """``attempt()``, run again after each refused copy when ``may_repeat``
-  (at most MAX_REPEATS times in a row); ``tell(line)`` says each repeat.
+  (at most MAX_REPEATS times); ``tell(line)`` says each repeat.
 
   Returns (attempt's values, the first line of each refused attempt).
   """
@@ -44,6 +44,10 @@ def run(attempt, may_repeat, tell):
     except Exception as e:  # pylint: disable=broad-except
       if not (may_repeat and is_refused_copy(e)) or (
           len(refused) >= MAX_REPEATS):
+        if is_refused_copy(e):
+          # How many times this step was run again, for refused_failure's
+          # words (a refused copy outside a step has no such attribute).
+          e.repeats = len(refused)
         raise
       refused.append(failures.first_line(e))
       tell('A network interruption cost this step its answer (%s); running '
@@ -52,18 +56,26 @@ def run(attempt, may_repeat, tell):
 
 
 def refused_failure(task, exc, lockstep):
-  """The failure of a task whose step met a refused copy that it could not
-  repeat (in lockstep) or that came back every time (MAX_REPEATS), when no
-  peer failed first."""
-  why = ('a synchronous step cannot be run again' if lockstep else
-         'it was run again %d times and refused each time' % MAX_REPEATS)
+  """The failure of a task that met a refused copy it could not get past
+  (and no peer failed first): in a step in lockstep, which cannot be run
+  again; in a step that was refused every time it was (MAX_REPEATS); or in
+  a call between steps (a board update, a save), which is not repeated."""
+  repeats = getattr(exc, 'repeats', None)
+  what = '%s\'s step' % task
+  if repeats is None:
+    what, why = ('a call %s made between steps' % task,
+                 'only a step is run again')
+  elif lockstep:
+    why = 'a synchronous step cannot be run again'
+  else:
+    why = 'it was run again %d times and refused each time' % repeats
   return failures.failure(
       type(exc).__name__,
-      'a network interruption cost %s\'s step its answer, and TensorFlow\'s '
-      'resend was refused as a copy (%s); %s' % (
-          task, failures.first_line(exc), why),
+      'a network interruption cost %s its answer, and TensorFlow\'s resend '
+      'was refused as a copy (%s); %s' % (what, failures.first_line(exc),
+                                          why),
       task,
       'The link between %s and another task of the cluster went down and '
-      'came back during a step. Check the network (a flapping interface, a '
-      'restarted switch or firewall), then run again (from the last '
-      'checkpoint, with --train_dir).' % task)
+      'came back. Check the network (a flapping interface, a restarted '
+      'switch or firewall), then run again (from the last checkpoint, with '
+      '--train_dir).' % task)
