@@ -104,14 +104,20 @@ def test_settle_sets_started_back_to_completed_between_steps():
   assert snapshot.started == (9, 4) and snapshot.completed == (0, 4)
 
 
+def _launch_refusing(tmp_path, sync, fault):
+  """A short run of 1 ps + 2 workers with test fault ``fault``; returns
+  (exit code, output, worker1's lines)."""
+  code, output = helpers.launch_and_wait(
+      tmp_path, 120, workers=2, cross_replica_sync=sync, display_every=1,
+      num_batches=helpers.NUM_BATCHES, env={helpers.FAULT_ENV: fault})
+  return code, output, helpers.task_lines(output, 'worker1')
+
+
 @pytest.mark.timeout(150)
 def test_asynchronous_worker_runs_the_step_again_and_finishes(tmp_path):
-  code, output = helpers.launch_and_wait(
-      tmp_path, 120, workers=2, cross_replica_sync=False, display_every=1,
-      num_batches=helpers.NUM_BATCHES,
-      env={helpers.FAULT_ENV: 'refused_copy:worker1:step3:x2'})
+  code, output, worker1 = _launch_refusing(
+      tmp_path, False, 'refused_copy:worker1:step3:x2')
   assert code == exit_codes.OK, output
-  worker1 = helpers.task_lines(output, 'worker1')
   repeats = [l for l in worker1 if 'running it again' in l]
   assert len(repeats) == 2, output
   assert 'The same RunGraph (Worker) request was received twice' in \
@@ -128,14 +134,11 @@ def test_asynchronous_worker_runs_the_step_again_and_finishes(tmp_path):
 
 @pytest.mark.timeout(150)
 def test_worker_in_lockstep_ends_the_run_naming_the_network(tmp_path):
-  code, output = helpers.launch_and_wait(
-      tmp_path, 120, workers=2, cross_replica_sync=True, display_every=1,
-      num_batches=helpers.NUM_BATCHES,
-      env={helpers.FAULT_ENV: 'refused_copy:worker1:step3'})
+  code, output, worker1 = _launch_refusing(tmp_path, True,
+                                           'refused_copy:worker1:step3')
   assert code == exit_codes.RUN_FAILED, output
   helpers.assert_ended_by_themselves(output)
   recs = helpers.records(str(tmp_path))
-  worker1 = helpers.task_lines(output, 'worker1')
   assert not [l for l in worker1 if 'running it again' in l], output
   assert any(l.startswith("Run failed: a network interruption cost worker1's "
                           'step its answer') and
