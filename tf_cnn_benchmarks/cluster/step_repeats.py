@@ -42,9 +42,9 @@ def run(attempt, may_repeat, tell):
     try:
       return attempt(), refused
     except Exception as e:  # pylint: disable=broad-except
-      if not (may_repeat and is_refused_copy(e)) or (
-          len(refused) >= MAX_REPEATS):
-        if is_refused_copy(e):
+      refused_copy = is_refused_copy(e)
+      if not (may_repeat and refused_copy) or len(refused) >= MAX_REPEATS:
+        if refused_copy:
           # How many times this step was run again, for refused_failure's
           # words (a refused copy outside a step has no such attribute).
           e.repeats = len(refused)
