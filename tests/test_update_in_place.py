@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from tests.driver_helpers import build_graph
 from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks import weight_decay
 
 tf1 = tf.compat.v1
 
@@ -30,8 +31,11 @@ def _build(**overrides):
 
 
 def _updates(graph):
+  """The updates of variables (not the weight decay's sums, which use
+  the update kernel on a scratch buffer of the step's own)."""
   return [op for op in graph.get_operations()
-          if op.type.startswith('ResourceApply')]
+          if op.type.startswith('ResourceApply') and
+          weight_decay.SCOPE not in op.name.split('/')]
 
 
 def _upstream(*ops):

@@ -18,6 +18,7 @@ from tf_cnn_benchmarks import optimizers
 from tf_cnn_benchmarks import summaries
 from tf_cnn_benchmarks import update_in_place
 from tf_cnn_benchmarks import variable_update
+from tf_cnn_benchmarks import weight_decay
 
 tf1 = tf.compat.v1
 
@@ -61,24 +62,6 @@ def tower_loss(logits, aux, labels, num_classes):
         tf.nn.sparse_softmax_cross_entropy_with_logits(
             labels=labels, logits=aux_logits))
   return loss
-
-
-def weight_decay(variables, rate, single_op=False):
-  """L2 penalty over non-batch-norm variables (as the original).
-
-  ``single_op`` (--single_l2_loss_op): one l2_loss over every weight
-  flattened and concatenated, instead of one op per weight and a sum; the
-  value is the same, the graph has fewer (larger) ops.
-  """
-  # variable.name, not .op.name: an eager (tf2 engine) variable has no op.
-  decayed = [v for v in variables
-             if layers.BATCHNORM_SCOPE not in v.name.split('/')]
-  if not decayed or rate <= 0:
-    return tf.constant(0.0)
-  if single_op:
-    return rate * tf.nn.l2_loss(tf.concat(
-        [tf.reshape(v, [-1]) for v in decayed], axis=0))
-  return rate * tf.math.add_n([tf.nn.l2_loss(v) for v in decayed])
 
 
 def densify(grads):
@@ -171,9 +154,13 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
         total_loss = base_loss
         if rc.training:
           variables = vm.tower_variables(i)
-          total_loss = base_loss + weight_decay(
+          penalty, reads = weight_decay.penalty_and_reads(
               variables, params.weight_decay, params.single_l2_loss_op)
-          grads = tf.gradients(total_loss, variables)
+          total_loss = base_loss + penalty
+          # The gradients of total_loss, the penalty's part summed in
+          # place (weight_decay.py).
+          grads = weight_decay.gradients(base_loss, variables, reads,
+                                         params.weight_decay)
           if params.sparse_to_dense_grads:
             grads = densify(grads)
           if params.gradient_clip is not None:

@@ -21,6 +21,7 @@ from tensorflow.python.distribute.coordinator import cluster_coordinator  # pyli
 from tf_cnn_benchmarks import batch_group
 from tf_cnn_benchmarks import model_graph
 from tf_cnn_benchmarks import update_in_place
+from tf_cnn_benchmarks import weight_decay
 from tf_cnn_benchmarks.engine_tf2 import inputs
 from tf_cnn_benchmarks.engine_tf2 import optimizer as optimizer_lib
 from tf_cnn_benchmarks.engine_tf2 import variable_store
@@ -79,7 +80,7 @@ class Trainer:
       logits, aux = model_graph.forward(rc, images, True)
       base_loss = model_graph.tower_loss(logits, aux, labels,
                                          rc.model.num_classes)
-      total_loss = base_loss + model_graph.weight_decay(
+      total_loss = base_loss + weight_decay.penalty(
           variables, params.weight_decay, params.single_l2_loss_op)
     grads = tape.gradient(total_loss, variables)
     if params.gradient_clip is not None:
