@@ -114,3 +114,24 @@ def test_the_sum_takes_the_gradient_s_buffer_and_the_product_is_gone():
   # The scratch took the gradient's 16 MB (logits) and added in place.
   assert any(n.endswith('ResourceApplyGradientDescent') for n in allocated)
   assert not any(allocated.values()), allocated
+
+
+def test_each_sum_stays_on_its_gradient_s_device():
+  # A tower's device function puts variable ops with the variables (here
+  # tower 1's on /cpu:0; in a cluster, on the ps): the scratch must not
+  # follow it, or every step would send the gradient there and back.
+  _, _, built = build_graph(model='trivial', data_name='imagenet',
+                            batch_size=8, num_gpus=2,
+                            variable_update='parameter_server')
+  graph = built.graph
+  handles = [op for op in graph.get_operations()
+             if op.type == 'VarHandleOp' and
+             weight_decay.SCOPE in op.name.split('/')]
+  assert len(handles) == 12  # 6 weights x 2 towers
+  for handle in handles:
+    grad = graph.get_operation_by_name(
+        handle.name.split('/%s/' % weight_decay.SCOPE)[0])
+    assert (tf.DeviceSpec.from_string(handle.device) ==
+            tf.DeviceSpec.from_string(grad.device)), handle.name
+  assert {tf.DeviceSpec.from_string(h.device).device_index
+          for h in handles} == {0, 1}

@@ -91,10 +91,15 @@ def _sum_in_place(grad, read, rate):
   its read aliases that buffer: no allocation, one pass. It needs no
   initialisation (each step assigns it first) and is in no collection, so
   checkpoints and initialisers never see it. Its resource lives on the
-  gradient's device for the server's or session's lifetime.
+  gradient's device (a worker's, in a cluster) for the server's or
+  session's lifetime.
   """
-  with tf1.device(grad.device), tf1.name_scope(
-      '%s/%s/' % (grad.op.name, SCOPE)):
+  # Beside the gradient, whatever the enclosing scopes say: a tower's
+  # device function puts variable ops with the variables (a cluster's ps),
+  # which would send the gradient there and the sum back.
+  with tf1.device(None), tf1.colocate_with(grad.op, ignore_existing=True), \
+      tf1.device(grad.device), tf1.name_scope(
+          '%s/%s/' % (grad.op.name, SCOPE)):
     scope = tf1.get_default_graph().get_name_scope()
     handle = tf.raw_ops.VarHandleOp(dtype=grad.dtype, shape=grad.shape,
                                     shared_name=scope)
