@@ -3,12 +3,12 @@
 As in the original, ``rate * sum(l2_loss(w))`` is added to the loss (so the
 loss reported includes it) and every decayed weight's gradient is
 ``g + rate * w``, where g is the gradient of the loss without the penalty.
-tf.gradients builds that sum as two ops, each a pass over memory the size
-of the weight: a product ``w * rate`` into a new buffer, then
-``AddN(g, product)`` into another. For trivial, whose 16 MB logits weight
-is most of what its step moves, those two took 1.1 ms of the 8.9 ms its
-ops ran in a traced step; the sum in place takes 0.5 ms (PERFORMANCE.md,
-"At <commit>: the weight decay's sum in place").
+tf.gradients builds that sum as two ops: a product ``w * rate`` into a
+new buffer, then ``AddN(g, product)``; five reads and writes of memory the
+size of the weight, where one pass needs three. For trivial, whose 16 MB
+logits weight is most of what its step moves, those two took 1.1 ms of the
+8.9 ms its ops ran in a traced step; the sum in place takes 0.5 ms
+(PERFORMANCE.md, "At d4ee887: the weight decay's sum in place").
 
 ``gradients`` computes the same sum in one pass, in place in g's own
 buffer: g is handed (not copied) to a scratch resource variable, and the
