@@ -26,10 +26,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
-from tf_cnn_benchmarks import flags  # pylint: disable=g-import-not-at-top
-from tf_cnn_benchmarks import model_graph  # pylint: disable=g-import-not-at-top
-from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks.run import driver  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks.config import flags  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks.engine_graph import model_graph  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks.config import run_config  # pylint: disable=g-import-not-at-top
 
 tf1 = tf.compat.v1
 

@@ -42,7 +42,7 @@ def _profiled_harness(profile_dir, harness_argv):
   """The harness CLI with its timed loop (only) under the profiler."""
   import tensorflow as tf
   from tf_cnn_benchmarks import cli
-  from tf_cnn_benchmarks import step_loop
+  from tf_cnn_benchmarks.run import step_loop
   timed_loop = step_loop.StepLoop.run
 
   def run(self, *args, **kwargs):

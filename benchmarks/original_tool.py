@@ -24,7 +24,7 @@ import time
 
 from subprocess_runs import RunFailed
 
-from tf_cnn_benchmarks.cluster import launcher  # free_ports only (no TF)
+from tf_cnn_benchmarks.cluster.launch import launcher  # free_ports only (no TF)
 
 SCRIPT_IN_CHECKOUT = os.path.join('scripts', 'tf_cnn_benchmarks',
                                   'tf_cnn_benchmarks.py')

@@ -7,9 +7,9 @@
       [--keep DIR] [--original_dir DIR [--original_python PY]]
       [any other benchmark flag after --]
 
-Launches the cluster through `tf_cnn_benchmarks launch` with the harness's
-own --partitioned_graph_file_prefix and --trace_file (one extra, untimed
-step after the timed loop, profiling.py), then reads the chief's files:
+Launches the cluster through `tf_cnn_benchmarks launch` with the harness's own
+--partitioned_graph_file_prefix and --trace_file (one extra, untimed step after
+the timed loop, engine_graph/profiling.py), then reads the chief's files:
 
 * per step, the partitions the step runs (one RunGraph RPC per other task)
   and every tensor that crosses tasks (one RecvTensor RPC each), grouped by

@@ -324,11 +324,6 @@ class Builder:
     return tf.nn.dropout(x, rate=1.0 - keep_prob)
 
 
-def same_padding_output(size, stride):
-  """Spatial size after a SAME-padded op with this stride."""
-  return int(math.ceil(size / stride))
-
-
 def _moving_average_update(stat_var, value, decay):
   """stat_var -= (stat_var - value) * (1 - decay), computed beside stat_var.
 

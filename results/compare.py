@@ -20,7 +20,7 @@ from results import comparison as comparison_lib
 from results import stats
 from results import store
 from results import tables
-from results.atomic_files import write_text_atomically
+from basics.atomic_files import write_text_atomically
 from results.errors import UsageError, report_usage_error
 
 EXIT_NO_REGRESSION = 0

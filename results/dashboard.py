@@ -33,7 +33,7 @@ from results import plots
 from results import stats
 from results import store
 from results import tables
-from results.atomic_files import write_bytes_atomically, write_text_atomically
+from basics.atomic_files import write_bytes_atomically, write_text_atomically
 from results.errors import UsageError, report_usage_error
 from results.history import ordering as history_ordering
 from results.history import page as history_page

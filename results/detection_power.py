@@ -1,6 +1,6 @@
 """How big a change `compare` can see with n runs a side: the measured figures.
 
-benchmarks/detection_power.py measures them on real runs and writes them to
+studies/detection_power.py measures them on real runs and writes them to
 one data file in the repository, DATA_PATH (results/detection_power.json);
 `compare` reads that file to say, beside each verdict, how big a slowdown
 this many runs could have caught and how many runs (`--repeat`) it would
@@ -29,7 +29,7 @@ import json
 import math
 import os
 
-from results import atomic_files
+from basics import atomic_files
 
 DATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          'detection_power.json')

@@ -1,5 +1,6 @@
-"""Runs slowed on purpose (tf_cnn_benchmarks/injected_slowdown.py) among the
-runs being compared: refused unless asked for, and named in the table.
+"""Runs slowed on purpose (tf_cnn_benchmarks/test_hooks/injected_slowdown.py)
+among the runs being compared: refused unless asked for, and named in the
+table.
 
 Their record's `injected_slowdown` is the fraction of each step's time the
 run idled; null, NaN or absent means a real run.
@@ -11,8 +12,8 @@ from results.errors import UsageError
 
 COLUMN = 'injected_slowdown'
 # The environment variable that slows a run (read by
-# tf_cnn_benchmarks/injected_slowdown.py, which takes the name from here:
-# `results` cannot import the harness, the harness may import `results`).
+# tf_cnn_benchmarks/test_hooks/injected_slowdown.py, which takes the name from
+# here: `results` cannot import the harness, the harness may import `results`).
 ENV_VAR = 'TF_CNN_BENCHMARKS_TEST_SLOWDOWN'
 
 
@@ -42,8 +43,8 @@ def refuse(runs, group_by, baseline, candidate):
   raise UsageError(
       '%d of the %d runs of %s %r and %r were slowed on purpose by the '
       'test-only injected slowdown (their records say `injected_slowdown`; '
-      'see tf_cnn_benchmarks/injected_slowdown.py): they are not real '
-      'measurements. Compare folders of real runs, or pass '
+      'see tf_cnn_benchmarks/test_hooks/injected_slowdown.py): they are not '
+      'real measurements. Compare folders of real runs, or pass '
       '--allow_injected_slowdown if measuring the test itself is what you '
-      'want (benchmarks/detection_power.py does).'
+      'want (studies/detection_power.py does).'
       % (len(slowed), len(runs), group_by, baseline, candidate))

@@ -17,7 +17,7 @@ to know what its fields mean.
 import copy
 import json
 
-from results import atomic_files
+from basics import atomic_files
 
 CURRENT_SCHEMA_VERSION = 2
 

@@ -26,7 +26,7 @@ import warnings
 
 import pandas as pd
 
-from results import atomic_files
+from basics import atomic_files
 from results import record_io
 from results.errors import UsageError, report_usage_error
 # Re-exported: the driver may import it from here or (lighter) record_io.

@@ -8,11 +8,12 @@ import sys
 import threading
 import time
 
-from tf_cnn_benchmarks import driver
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import model_graph
-from tf_cnn_benchmarks import report
-from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks.run import driver
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.engine_graph import engine
+from tf_cnn_benchmarks.engine_graph import model_graph
+from tf_cnn_benchmarks.run import report
+from tf_cnn_benchmarks.config import run_config
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, 'tf_cnn_benchmarks.py')
@@ -30,12 +31,13 @@ def build_graph(**overrides):
 
 
 def run_quietly(**overrides):
-  """driver.run with defaults for a fast CPU test; returns (result, text)."""
+  """A graph-engine run with defaults for a fast CPU test; returns
+  (result, text)."""
   settings = dict(device='cpu', num_batches=3, num_warmup_batches=1,
                   result_dir='', display_every=1)
   settings.update(overrides)
   out = io.StringIO()
-  result = driver.run(flags.make_params(**settings),
+  result = engine.run(flags.make_params(**settings),
                       reporter=report.Reporter(out))
   return result, out.getvalue()
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_cnn_benchmarks import driver
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import model_graph
-from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks.run import driver
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.engine_graph import model_graph
+from tf_cnn_benchmarks.config import run_config
 from tf_cnn_benchmarks.variable_update import all_reduce_spec
 from tf_cnn_benchmarks.variable_update import base
 

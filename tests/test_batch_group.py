@@ -5,11 +5,11 @@ import pytest
 import tensorflow as tf
 
 from tests.driver_helpers import run_quietly
-from tf_cnn_benchmarks import batch_group
-from tf_cnn_benchmarks import driver
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import model_graph
-from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks.engine_graph import batch_group
+from tf_cnn_benchmarks.run import driver
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.engine_graph import model_graph
+from tf_cnn_benchmarks.config import run_config
 
 tf1 = tf.compat.v1
 
@@ -31,7 +31,7 @@ def _train(group_size, steps, **overrides):
   with tf1.Session(graph=built.graph) as sess:
     sess.run(built.init_ops)
     sess.run(built.input_init_ops)
-    runner = batch_group.StepRunner(sess.run, grouped, group_size)
+    runner = batch_group.SessionStepRunner(sess.run, grouped, group_size)
     losses = [float(runner.step().values['loss']) for _ in range(steps)]
     return sess.run(variables), losses
 

@@ -48,7 +48,7 @@ def test_detection_power_quick_measures_and_writes_its_figures(tmp_path):
   import json
   output = tmp_path / 'figures.json'
   out = subprocess.run(
-      [sys.executable, os.path.join(REPO, 'benchmarks', 'detection_power.py'),
+      [sys.executable, os.path.join(REPO, 'studies', 'detection_power.py'),
        '--quick', '--output', str(output), '--work_dir', str(tmp_path / 'w')],
       cwd=REPO, capture_output=True, text=True, timeout=240)
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

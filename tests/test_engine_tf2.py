@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests import driver_helpers
-from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks.config import flags
 
 ROOT = driver_helpers.REPO
 
@@ -119,8 +119,8 @@ def test_tf2_cluster_tasks_need_the_tensorflow_their_runtime_uses(
   it before starting a task; a single tf2 process, the graph engine's
   cluster, the floor itself and an unknown build are let through."""
   from tf_cnn_benchmarks import exit_codes  # pylint: disable=g-import-not-at-top
-  from tf_cnn_benchmarks import flag_checks  # pylint: disable=g-import-not-at-top
-  from tf_cnn_benchmarks.cluster import launcher  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.config import flag_checks  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster.launch import launcher  # pylint: disable=g-import-not-at-top
   from tf_cnn_benchmarks.measure import versions  # pylint: disable=g-import-not-at-top
   assert flag_checks.TF2_CLUSTER_MIN_TF == '2.19'
   monkeypatch.setattr(versions, 'tf_installed_version', lambda: '2.18.1')
@@ -178,7 +178,7 @@ def test_tf2_cli_prints_the_familiar_report_and_records_the_engine(tmp_path):
 # (a coordinator's rc counts a tower per worker).
 _CLUSTER_PREPARE_SCRIPT = r'''
 import tensorflow as tf
-from tf_cnn_benchmarks import flags, run_config
+from tf_cnn_benchmarks.config import flags, run_config
 from tf_cnn_benchmarks.engine_tf2 import engine
 tf.constant(0)  # the runtime starts
 rc = run_config.resolve(flags.make_params(
@@ -207,13 +207,16 @@ _EQUIVALENCE_SCRIPT = r'''
 import io, json, sys
 from tf_cnn_benchmarks.engine_tf2 import strategies
 strategies.make_virtual_cpus(2)
-from tf_cnn_benchmarks import driver, flags, report
-from tf_cnn_benchmarks.engine_tf2 import engine
+from tf_cnn_benchmarks.run import report
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.engine_graph import engine as graph_engine
+from tf_cnn_benchmarks.engine_tf2 import engine as tf2_engine
 cases = json.loads(sys.argv[1])
 losses = {}
 for name, settings in cases.items():
   params = flags.make_params(**settings)
-  run = engine.run if settings.get('engine') == 'tf2' else driver.run
+  run = (tf2_engine.run if settings.get('engine') == 'tf2'
+         else graph_engine.run)
   result = run(params, reporter=report.Reporter(io.StringIO()))
   assert result.status == 'ok', (name, result.failure)
   losses[name] = [result.times.losses, result.utilisation.gflops_per_image]
@@ -290,7 +293,7 @@ def test_tf2_learns_real_tfrecords_fed_through_the_strategy(learnable_shards):
   """The real ImageNet pipeline through distribute_datasets_from_function:
   images and labels line up (the loss falls well below chance's)."""
   import io  # pylint: disable=g-import-not-at-top
-  from tf_cnn_benchmarks import report  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.run import report  # pylint: disable=g-import-not-at-top
   from tf_cnn_benchmarks.engine_tf2 import engine  # pylint: disable=g-import-not-at-top
   out = io.StringIO()
   result = engine.run(flags.make_params(

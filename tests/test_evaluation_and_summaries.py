@@ -12,9 +12,9 @@ import time
 import pytest
 
 from tests.driver_helpers import REPO, SCRIPT, run_quietly
-from tf_cnn_benchmarks import evaluation
+from tf_cnn_benchmarks.run import evaluation
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks.config import flags
 
 _LEARN = dict(model='lenet', batch_size=16, num_warmup_batches=0,
               optimizer='sgd', init_learning_rate=0.01, display_every=50,
@@ -101,9 +101,9 @@ def test_summaries_by_verbosity(tmp_path, verbosity):
 
 def test_no_summaries_means_nothing_built_or_written(tmp_path):
   """Verbosity 0 builds no summary op, so its steps run nothing extra."""
-  from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
-  from tf_cnn_benchmarks import model_graph  # pylint: disable=g-import-not-at-top
-  from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.run import driver  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.engine_graph import model_graph  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.config import run_config  # pylint: disable=g-import-not-at-top
   kinds = {}
   for verbosity in (0, 3):
     params = flags.make_params(

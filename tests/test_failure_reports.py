@@ -20,17 +20,17 @@ import pytest
 from tests.driver_helpers import run_quietly
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
-from tf_cnn_benchmarks import report
+from tf_cnn_benchmarks.run import report
 from tf_cnn_benchmarks.cluster import deadlines
-from tf_cnn_benchmarks.cluster import fault_injection
-from tf_cnn_benchmarks.cluster import launch_summary
-from tf_cnn_benchmarks.cluster import peer_failures
-from tf_cnn_benchmarks.cluster import progress_board
-from tf_cnn_benchmarks.cluster import reachability
+from tf_cnn_benchmarks.test_hooks import fault_injection
+from tf_cnn_benchmarks.cluster.launch import launch_summary
+from tf_cnn_benchmarks.cluster.watch import peer_failures
+from tf_cnn_benchmarks.cluster.task import progress_board
+from tf_cnn_benchmarks.cluster.watch import reachability
 from tf_cnn_benchmarks.cluster import roles
-from tf_cnn_benchmarks.cluster import stall_report
-from tf_cnn_benchmarks.cluster import task_processes
-from tf_cnn_benchmarks.cluster import watchdog
+from tf_cnn_benchmarks.cluster.watch import stall_report
+from tf_cnn_benchmarks.cluster.launch import task_processes
+from tf_cnn_benchmarks.cluster.watch import task_checks
 from tf_cnn_benchmarks.liveness import watchdog as run_watchdog
 
 pytestmark = pytest.mark.timeout(120)
@@ -212,9 +212,9 @@ def test_fault_spec_applies_to_the_named_task_only():
 def test_oom_fault_raises_a_real_resource_exhausted_error():
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   fault = fault_injection.Fault('oom', 'worker1', 2)
-  fault_injection.before_step(fault, 1, lambda text: None)  # not yet
+  fault.before_step(1, lambda text: None)  # not yet
   with pytest.raises(tf.errors.ResourceExhaustedError, match='OOM'):
-    fault_injection.before_step(fault, 2, lambda text: None)
+    fault.before_step(2, lambda text: None)
 
 
 # stall_report.py
@@ -372,8 +372,8 @@ def test_watchdog_reports_then_ends_a_save_that_takes_too_long():
   out = io.StringIO()
   params = types.SimpleNamespace(startup_timeout=60, stall_timeout=1,
                                  stall_shutdown_timeout=1)
-  with run_watchdog.Watchdog(_Exit(), report.Reporter(out).line) as run:
-    dog = watchdog.Watchdog(_role(), params, {}, {}, run, ended.append)
+  with run_watchdog.Watchdog(_Exit(), report.Reporter(out).say) as run:
+    dog = task_checks.TaskChecks(_role(), params, {}, {}, run, ended.append)
     dog.training_started(None, None, ['worker0', 'worker1'], 0)
     dog.training_ended()  # finishing: only this task's own work is watched
     dog.start()

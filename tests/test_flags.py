@@ -10,8 +10,8 @@ import pytest
 
 from tests.driver_helpers import run_cli
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flag_specs
-from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks.config import flag_specs
+from tf_cnn_benchmarks.config import flags
 
 
 def parse(*args):

@@ -3,12 +3,12 @@
 import pytest
 import tensorflow as tf
 
-from models import inspect_model
+from tests.models import inspect_model
 from models import registry
-from tf_cnn_benchmarks import driver
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import model_graph
-from tf_cnn_benchmarks import run_config
+from tf_cnn_benchmarks.run import driver
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.engine_graph import model_graph
+from tf_cnn_benchmarks.config import run_config
 from tf_cnn_benchmarks.measure import flops
 
 tf1 = tf.compat.v1

@@ -10,12 +10,12 @@ import tensorflow as tf
 
 from tests.driver_helpers import REPO, build_graph as _build, run_cli, run_quietly
 from models import registry
-from tf_cnn_benchmarks import driver
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import model_graph
-from tf_cnn_benchmarks import optimizers
-from tf_cnn_benchmarks import run_config
-from tf_cnn_benchmarks import timing
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.engine_graph import model_graph
+from tf_cnn_benchmarks.training import optimizers
+from tf_cnn_benchmarks.training import towers
+from tf_cnn_benchmarks.config import run_config
+from tf_cnn_benchmarks.run import timing
 
 tf1 = tf.compat.v1
 
@@ -68,7 +68,7 @@ def test_sparse_to_dense_grads_densifies_indexed_slices():
     loss = tf.reduce_sum(tf.gather(table, [1, 3]))
     (grad,) = tf.gradients(loss, [table])
     assert isinstance(grad, tf.IndexedSlices)
-    (dense,) = model_graph.densify([grad])
+    (dense,) = towers.densify([grad])
     assert isinstance(dense, tf.Tensor)
     assert dense.shape.as_list() == [10, 4]
 
@@ -244,7 +244,8 @@ def test_benchmark_log_dir_writes_the_official_logger_files(tmp_path):
 
 _PROBE = r'''
 import os, sys
-from tf_cnn_benchmarks import benchmark_main, logs
+from tf_cnn_benchmarks import benchmark_main
+from tf_cnn_benchmarks.process import logs
 def probe(verbosity):
   print({k: os.environ.get(k) for k in ('KMP_BLOCKTIME', 'KMP_AFFINITY',
                                         'KMP_SETTINGS')})

@@ -11,8 +11,8 @@ import pytest
 from results import compare
 from tests.driver_helpers import run_cli
 from tests.results.record_factory import write_runs
-from tf_cnn_benchmarks import injected_slowdown
-from tf_cnn_benchmarks.usage_errors import UsageError
+from tf_cnn_benchmarks.test_hooks import injected_slowdown
+from tf_cnn_benchmarks.config.usage_errors import UsageError
 
 ENV_VAR = injected_slowdown.ENV_VAR
 

@@ -1,5 +1,5 @@
 """--tune_malloc: glibc keeps the memory a step frees, so the next step does
-not fault it back in (tf_cnn_benchmarks/malloc_tuning.py)."""
+not fault it back in (tf_cnn_benchmarks/process/malloc_tuning.py)."""
 
 import subprocess
 import sys
@@ -7,14 +7,14 @@ import sys
 import pytest
 
 from tests.driver_helpers import REPO
-from tf_cnn_benchmarks import malloc_tuning
+from tf_cnn_benchmarks.process import malloc_tuning
 
 # A step's pattern in small: three 16 MB tensors (a trivial model's logits
 # gradient, say) allocated, written and freed together, five times over;
 # prints the page faults of the last four rounds.
 _ROUNDS = r'''
 import ctypes, resource, sys
-from tf_cnn_benchmarks import malloc_tuning
+from tf_cnn_benchmarks.process import malloc_tuning
 malloc_tuning.apply(sys.argv[1] == 'on')
 libc = ctypes.CDLL(None)
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tf_cnn_benchmarks import timing
+from tf_cnn_benchmarks.run import timing
 
 
 def test_statistics_match_the_original_definitions():

@@ -1,4 +1,4 @@
-"""One writer per --train_dir (train_dir_lock.py), with real processes.
+"""One writer per --train_dir (run/train_dir_lock.py), with real processes.
 
 A second training run on a held --train_dir exits 2 naming the holder; a
 holder killed by SIGKILL leaves a lock the next run takes over (and says
@@ -19,7 +19,7 @@ from tests.driver_helpers import REPO
 from tests.driver_helpers import run_cli
 from tests.driver_helpers import SCRIPT
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import train_dir_lock
+from tf_cnn_benchmarks.run import train_dir_lock
 
 _TRAIN = ('--model=trivial', '--device=cpu', '--batch_size=2',
           '--num_warmup_batches=0', '--display_every=1')

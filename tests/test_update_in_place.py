@@ -1,18 +1,18 @@
 """Variables are updated in place: no update waits on a copy of its variable.
 
 A resource variable's update copies the variable when a read of it is still
-held by an op that has not run (update_in_place.py). These tests look at
-the graph (every update comes after every op of the step that reads its
-variable) and at the kernels' own memory accounting in a traced step (an
-update that copied allocated the variable's size).
+held by an op that has not run (training/update_in_place.py). These tests look
+at the graph (every update comes after every op of the step that reads its
+variable) and at the kernels' own memory accounting in a traced step (an update
+that copied allocated the variable's size).
 """
 
 import pytest
 import tensorflow as tf
 
 from tests.driver_helpers import build_graph
-from tf_cnn_benchmarks import run_config
-from tf_cnn_benchmarks import weight_decay
+from tf_cnn_benchmarks.config import run_config
+from tf_cnn_benchmarks.training import weight_decay
 
 tf1 = tf.compat.v1
 
@@ -84,7 +84,7 @@ def test_the_tf2_engine_s_updates_wait_for_their_readers_too(optimizer):
   # Inside a tf.function the automatic control dependencies order an
   # update after its variable's read op only, not after the read's users.
   from tf_cnn_benchmarks.engine_tf2 import strategies, train_step
-  from tf_cnn_benchmarks import driver
+  from tf_cnn_benchmarks.run import driver
   params, rc, _ = _build(engine='tf2', optimizer=optimizer)
   rc, source = driver.open_input_source(params, rc)
   trainer = train_step.Trainer(rc, strategies.choose(rc), source)

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from tests.driver_helpers import run_quietly
-from tf_cnn_benchmarks import flags
+from tf_cnn_benchmarks.config import flags
 from tf_cnn_benchmarks.measure import peak
 
 MFU_LINE = re.compile(

@@ -1,4 +1,4 @@
-"""The weight decay's gradient, summed in place (weight_decay.py), is the
+"""The weight decay's gradient, summed in place (training/weight_decay.py), is the
 gradient of the penalised loss bit for bit, in one pass and no buffer."""
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from tests.driver_helpers import build_graph
-from tf_cnn_benchmarks import run_config
-from tf_cnn_benchmarks import weight_decay
+from tf_cnn_benchmarks.config import run_config
+from tf_cnn_benchmarks.training import weight_decay
 
 tf1 = tf.compat.v1
 

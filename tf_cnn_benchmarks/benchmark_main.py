@@ -3,14 +3,14 @@
 import uuid
 
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flag_checks
-from tf_cnn_benchmarks import flag_specs
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks import logs
-from tf_cnn_benchmarks import malloc_tuning
-from tf_cnn_benchmarks import openmp_env
-from tf_cnn_benchmarks import record
-from tf_cnn_benchmarks import run_result
+from tf_cnn_benchmarks.config import flag_checks
+from tf_cnn_benchmarks.config import flag_specs
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.process import logs
+from tf_cnn_benchmarks.process import malloc_tuning
+from tf_cnn_benchmarks.process import openmp_env
+from tf_cnn_benchmarks.run import record
+from tf_cnn_benchmarks.run import run_result
 from tf_cnn_benchmarks.liveness import early_signals
 
 
@@ -40,31 +40,34 @@ def main(argv):
   early_signals.doing('loading TensorFlow')
   # OpenMP reads KMP_* when TensorFlow's library loads: set them first.
   openmp_env.apply(params)
-  # Before TensorFlow allocates: see malloc_tuning.py.
+  # Before TensorFlow allocates: see process/malloc_tuning.py.
   malloc_tuning.apply(params.tune_malloc)
   if not logs.load_tensorflow(params.verbosity):
     return exit_codes.RUN_FAILED
   early_signals.doing('preparing the run')
   # TensorFlow is imported only now, after its log level is set.
-  from tf_cnn_benchmarks import driver  # pylint: disable=g-import-not-at-top
-  from tf_cnn_benchmarks import run_config  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.run import driver  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.config import run_config  # pylint: disable=g-import-not-at-top
   logs.configure_after_tensorflow(params.verbosity)
   if params.list_models:
-    from tf_cnn_benchmarks import model_listing  # pylint: disable=g-import-not-at-top
+    from tf_cnn_benchmarks.config import model_listing  # pylint: disable=g-import-not-at-top
     model_listing.print_models()
     return exit_codes.OK
   if role is not None:
-    from tf_cnn_benchmarks.cluster import run_task  # pylint: disable=g-import-not-at-top
+    from tf_cnn_benchmarks.cluster.task import run_task  # pylint: disable=g-import-not-at-top
     return run_task.main(params, role)  # ends the process itself
   try:
     rc = run_config.resolve(params)
   except flags.UsageError as e:
     return flags.report_usage_error(str(e))
-  engine = None  # driver.GraphEngine
+  # The engine --engine names, each imported only by the runs that use it.
   if params.engine == flag_specs.TF2_ENGINE:
-    from tf_cnn_benchmarks.engine_tf2 import engine as tf2_engine  # pylint: disable=g-import-not-at-top
-    engine = tf2_engine.Tf2Engine()
-  return driver.run(params, rc=rc, engine=engine).exit_code
+    from tf_cnn_benchmarks.engine_tf2 import engine  # pylint: disable=g-import-not-at-top
+    chosen = engine.Tf2Engine()
+  else:
+    from tf_cnn_benchmarks.engine_graph import engine  # pylint: disable=g-import-not-at-top
+    chosen = engine.GraphEngine()
+  return driver.run(params, chosen, rc=rc).exit_code
 
 
 def _early_stop_recorder(params, role, started):

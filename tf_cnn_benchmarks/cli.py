@@ -4,15 +4,15 @@
 original tool's users typed it. A first word naming a tool command runs that
 command instead (each is a module with a ``main(argv) -> exit code``):
 
-  tf_cnn_benchmarks build-dataset ...   preprocessing/build_dataset.py
-  tf_cnn_benchmarks compare ...         results/compare.py
-  tf_cnn_benchmarks dashboard ...       results/dashboard.py
-  tf_cnn_benchmarks history ...         results/history/command.py (steps over time)
-  tf_cnn_benchmarks suite ...           results/suite.py (repeats, suites)
-  tf_cnn_benchmarks matrix ...          results/matrix.py (several TF versions)
-  tf_cnn_benchmarks bisect ...          results/bisect/command.py (which TF release)
-  tf_cnn_benchmarks launch ...          tf_cnn_benchmarks/cluster/launcher.py
-  tf_cnn_benchmarks k8s ...             tf_cnn_benchmarks/cluster/k8s_manifests.py
+  build-dataset   preprocessing/build_dataset.py
+  compare         results/compare.py
+  dashboard       results/dashboard.py
+  history         results/history/command.py (steps over time)
+  suite           results/suite.py (repeats, suites)
+  matrix          results/matrix.py (several TF versions)
+  bisect          results/bisect/command.py (which TF release)
+  launch          tf_cnn_benchmarks/cluster/launch/launcher.py
+  k8s             tf_cnn_benchmarks/cluster/launch/k8s_manifests.py
 """
 
 import importlib
@@ -27,8 +27,8 @@ TOOL_COMMANDS = {
     'suite': 'results.suite',
     'matrix': 'results.matrix',
     'bisect': 'results.bisect.command',
-    'launch': 'tf_cnn_benchmarks.cluster.launcher',
-    'k8s': 'tf_cnn_benchmarks.cluster.k8s_manifests',
+    'launch': 'tf_cnn_benchmarks.cluster.launch.launcher',
+    'k8s': 'tf_cnn_benchmarks.cluster.launch.k8s_manifests',
 }
 
 

@@ -5,7 +5,7 @@ A run's failure is a dict {type, message, task, hint} (the record's
 (TensorFlow's long messages cut to the line that matters, an out-of-memory
 hint, a data error named by file); ``report_lines`` prints it. A cluster
 task may already have found the root cause in a peer
-(cluster/peer_failures.py); that wins. Every failing cluster task prints
+(cluster/watch/peer_failures.py); that wins. Every failing cluster task prints
 ``Root cause: <task> (<type>)`` last, which the launcher reads to name the
 first failure. TensorFlow is imported only where it is needed: the launcher
 uses this module too.

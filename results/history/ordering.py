@@ -139,15 +139,6 @@ def started_text(run):
   return stamp.strftime('%Y-%m-%d %H:%M') if stamp is not None else 'unknown time'
 
 
-def position_label(run, order):
-  """A run's place in the order, short (chart ticks)."""
-  if order == 'commit':
-    return short_commit(run)
-  if order == 'tf_version':
-    return version_of(run)
-  return started_text(run)
-
-
 def _change(what, before, after, separator):
   return (('%s %s' % (what, before)) if before == after
           else '%s %s%s%s' % (what, before, separator, after))

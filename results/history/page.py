@@ -8,7 +8,7 @@ import os
 
 import pandas as pd
 
-from results.atomic_files import write_bytes_atomically, write_text_atomically
+from basics.atomic_files import write_bytes_atomically, write_text_atomically
 from results.errors import UsageError
 from results.history import analysis
 from results.history import change_points

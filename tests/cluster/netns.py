@@ -4,7 +4,7 @@ The ps side gets 10.200.1.1, the worker side 10.200.1.2; each namespace
 has its own loopback and nothing else, so tasks talk only over the pair.
 Made per test and removed after it (deleting a namespace deletes its end of
 the pair). Needs root and the `ip` command; skips the test otherwise (the
-chaos soak, benchmarks/chaos.py, passes its own ``unavailable``).
+chaos soak, studies/chaos.py, passes its own ``unavailable``).
 """
 
 import contextlib

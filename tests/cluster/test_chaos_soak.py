@@ -1,4 +1,4 @@
-"""The chaos soak (benchmarks/chaos.py): a fixed-seed sample, and its parts.
+"""The chaos soak (studies/chaos.py): a fixed-seed sample, and its parts.
 
 The sample runs ten seeded trials, real clusters with real faults (signals,
 a downed veth link, a full tmpfs, a corrupt record), and asserts that every
@@ -20,8 +20,8 @@ from tests.cluster import helpers
 
 pytestmark = pytest.mark.cluster
 
-BENCHMARKS = os.path.join(helpers.REPO, 'benchmarks')
-sys.path.insert(0, BENCHMARKS)
+STUDIES = os.path.join(helpers.REPO, 'studies')
+sys.path.insert(0, STUDIES)
 
 import chaos_faults  # pylint: disable=g-import-not-at-top,wrong-import-position
 import chaos_plan  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -38,7 +38,7 @@ def test_fixed_seed_sample_holds_every_invariant(tmp_path):
   if os.geteuid() != 0:
     pytest.skip('the soak needs root (network namespaces, tmpfs)')
   out = subprocess.run(
-      [sys.executable, os.path.join(BENCHMARKS, 'chaos.py'),
+      [sys.executable, os.path.join(STUDIES, 'chaos.py'),
        '--trials', str(SAMPLE_TRIALS), '--seed', str(SAMPLE_SEED),
        '--max_workers', '3', '--work_dir', str(tmp_path)],
       cwd=helpers.REPO, capture_output=True, text=True, timeout=1700,

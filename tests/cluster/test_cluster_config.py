@@ -14,11 +14,11 @@ import tensorflow as tf
 
 from tests.cluster import helpers
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks.cluster import launcher
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.cluster.launch import launcher
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
-from tf_cnn_benchmarks.cluster import task_processes
+from tf_cnn_benchmarks.cluster.launch import process_groups
 from tf_cnn_benchmarks.variable_update import cluster_base
 
 PS = '10.0.0.1:2222'
@@ -176,7 +176,7 @@ def test_launcher_tasks_do_not_inherit_tf_config(monkeypatch):
   # The launcher gives each task its place by flags; an exported TF_CONFIG
   # would contradict them (a usage error in every task).
   monkeypatch.setenv('TF_CONFIG', '{"cluster": {"worker": ["h:1"]}}')
-  assert 'TF_CONFIG' not in task_processes.child_env()
+  assert 'TF_CONFIG' not in process_groups.child_env()
 
 
 @pytest.mark.parametrize('given', [

@@ -207,7 +207,7 @@ def test_ps_counts_an_arrived_client_gone_though_no_probe_saw_it(tmp_path):
   start, which once kept ps0 waiting out --startup_timeout. ps0 must count
   them gone and leave (exit 1) at once, not call them "never appeared"."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tf_cnn_benchmarks.cluster import done_signals  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster.task import done_signals  # pylint: disable=g-import-not-at-top
   ps = '127.0.0.1:%d' % helpers.free_port()
   workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
   common = helpers.tiny_flags(tmp_path, variable_update='parameter_server',

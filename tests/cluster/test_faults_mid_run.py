@@ -1,12 +1,12 @@
 """Faults in a running cluster end it within a bound, naming the first one.
 
-Each test runs a real cluster on loopback through the launcher (or by
-hand), breaks it mid-run — a SIGKILL, a test-only stall or out-of-memory
-error (tf_cnn_benchmarks/cluster/fault_injection.py), corrupt data, a SIGTERM —
-and checks what the issue asks of every such case: it ends within its
-bound; the right task and cause are named by every task and the launcher;
-the exit code is the documented one; no process is left behind; each run
-record says what happened; the last checkpoint still restores.
+Each test runs a real cluster on loopback through the launcher (or by hand),
+breaks it mid-run — a SIGKILL, a test-only stall or out-of-memory error
+(tf_cnn_benchmarks/test_hooks/fault_injection.py), corrupt data, a SIGTERM —
+and checks what the issue asks of every such case: it ends within its bound;
+the right task and cause are named by every task and the launcher; the exit
+code is the documented one; no process is left behind; each run record says
+what happened; the last checkpoint still restores.
 """
 
 import os

@@ -23,8 +23,8 @@ import pytest
 
 from tests.cluster import helpers
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks.cluster import k8s_manifests
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.cluster.launch import k8s_manifests
 from tf_cnn_benchmarks.cluster import roles
 
 SCHEMA = os.path.join(os.path.dirname(__file__), 'data',

@@ -14,7 +14,7 @@ import pytest
 
 from tests.cluster import helpers
 from tests.cluster import netns
-from tf_cnn_benchmarks.cluster import launcher
+from tf_cnn_benchmarks.cluster.launch import launcher
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
 

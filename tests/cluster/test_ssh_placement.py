@@ -2,8 +2,8 @@
 
 import pytest
 
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks.cluster import ssh_hosts
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.cluster.launch import ssh_hosts
 
 
 def _placed(hosts, ps, workers):

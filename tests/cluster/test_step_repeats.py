@@ -1,4 +1,4 @@
-"""A step whose answer a network blip lost (cluster/step_repeats.py).
+"""A step whose answer a network blip lost (cluster/task/step_repeats.py).
 
 The refused copy comes from the test fault ``refused_copy``: the step runs
 for real, then raises the AbortedError TensorFlow returns when a peer
@@ -13,8 +13,8 @@ import tensorflow as tf
 
 from tests.cluster import helpers
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks.cluster import progress_board
-from tf_cnn_benchmarks.cluster import step_repeats
+from tf_cnn_benchmarks.cluster.task import progress_board
+from tf_cnn_benchmarks.cluster.task import step_repeats
 
 tf1 = tf.compat.v1
 

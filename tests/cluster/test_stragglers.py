@@ -1,4 +1,4 @@
-"""The chief names a straggler (cluster/stragglers.py): a worker alive but
+"""The chief names a straggler (cluster/watch/stragglers.py): a worker alive but
 slower than the others, slowed for real by the 'slow' test fault (between
 steps) and the 'slow_compute' one (inside the step, before its gradients
 are handed over).
@@ -10,8 +10,8 @@ import pytest
 
 from tests.cluster import helpers
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks.cluster import progress_board
-from tf_cnn_benchmarks.cluster import stragglers
+from tf_cnn_benchmarks.cluster.task import progress_board
+from tf_cnn_benchmarks.cluster.watch import stragglers
 
 LABELS = ['worker0', 'worker1', 'worker2']
 

@@ -18,8 +18,9 @@ _BOARD_SCRIPT = r'''
 import json, sys
 import tensorflow as tf
 from tensorflow.python.eager import context
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks.cluster import roles, tf2_board, tf2_runtime
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.cluster.task import tf2_board, tf2_runtime
 role = roles.resolve_role(flags.parse_command_line([
     'x', '--engine=tf2', '--variable_update=collective_all_reduce',
     '--job_name=worker', '--task_index=0',

@@ -14,9 +14,9 @@ import pytest
 
 from tests.cluster import helpers
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks import flag_checks
-from tf_cnn_benchmarks import flags
-from tf_cnn_benchmarks.cluster import launcher
+from tf_cnn_benchmarks.config import flag_checks
+from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.cluster.launch import launcher
 from tf_cnn_benchmarks.cluster import roles
 
 PS = ['10.0.0.1:2222']

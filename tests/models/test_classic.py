@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from models import inspect_model
+from tests.models import inspect_model
 from models import registry
 
 tf1 = tf.compat.v1

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from models import densenet
-from models import inspect_model
+from tests.models import inspect_model
 from models import layers
 from models import registry
 from tests.models import zoo_checks

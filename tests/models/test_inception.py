@@ -8,7 +8,7 @@ inception3 auxiliary head is included), 1001 ImageNet classes. A published
 import numpy as np
 import pytest
 
-from models import inspect_model
+from tests.models import inspect_model
 from models import registry
 from tests.models.test_classic import assert_same_logits_in_both_layouts
 

@@ -5,7 +5,7 @@ import math
 import pytest
 import tensorflow as tf
 
-from models import inspect_model
+from tests.models import inspect_model
 from models import mobilenet
 from models import registry
 from tests.models import zoo_checks

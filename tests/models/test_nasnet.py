@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from models import inspect_model
+from tests.models import inspect_model
 from models import layers
 from models import nasnet
 from models import registry

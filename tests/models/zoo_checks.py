@@ -6,7 +6,7 @@ import numpy as np
 
 import tensorflow as tf
 
-from models import inspect_model
+from tests.models import inspect_model
 from models import registry
 
 tf1 = tf.compat.v1

@@ -9,7 +9,7 @@ It also echoes its interpreter so tests can see which Python ran it.
 differ, as real ones do); TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE=PATH fails
 the run when PATH does not exist yet (creating it: one failure, then
 successes); the test-only injected slowdown's variable
-(tf_cnn_benchmarks/injected_slowdown.py) lengthens every step by its
+(tf_cnn_benchmarks/test_hooks/injected_slowdown.py) lengthens every step by its
 fraction and is recorded, as in a real run.
 """
 
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
 from tests.results.record_factory import make_record, write_record  # noqa: E402
-from tf_cnn_benchmarks import injected_slowdown  # noqa: E402
+from tf_cnn_benchmarks.test_hooks import injected_slowdown  # noqa: E402
 
 
 def main():

@@ -11,7 +11,7 @@ from tests.results.record_factory import write_runs
 
 FIGURES = {
     'version': 1,
-    'source': {'command': 'python benchmarks/detection_power.py',
+    'source': {'command': 'python studies/detection_power.py',
                'mode': 'full', 'date': '2026-11-25 03:00 UTC',
                'cpu_model': 'test cpu'},
     'settings': {'ns': [3, 5, 10], 'slowdowns_pct': [2, 5, 10]},
@@ -97,7 +97,7 @@ def test_the_repository_file_says_where_its_figures_come_from():
   assert data is not None, 'results/detection_power.json is missing'
   source = data['source']
   assert source['mode'] in ('none', 'quick', 'full')
-  assert source['command'].startswith('python benchmarks/detection_power.py')
+  assert source['command'].startswith('python studies/detection_power.py')
   assert source['date'] and source['cpu_model']
   if source['mode'] == 'none':
     assert not data['models'] and 'not measured' in source['note']

@@ -17,10 +17,11 @@ import json
 import os
 from typing import Dict, List, Optional, Tuple
 
-from tf_cnn_benchmarks import flag_specs
-from tf_cnn_benchmarks import tf_config
+from tf_cnn_benchmarks.config import flag_specs
+from tf_cnn_benchmarks.variable_update import sync_kind
+from tf_cnn_benchmarks.config import tf_config
 from tf_cnn_benchmarks.cluster import deadlines
-from tf_cnn_benchmarks.usage_errors import UsageError
+from tf_cnn_benchmarks.config.usage_errors import UsageError
 from tf_cnn_benchmarks.variable_update import modes
 
 PS, WORKER, CONTROLLER = 'ps', 'worker', 'controller'
@@ -70,6 +71,11 @@ class ClusterRole:
     return '/job:%s/task:%d' % (self.job_name, self.task_index)
 
   @property
+  def sync(self):
+    """How the workers combine their updates (sync_kind.SyncKind)."""
+    return sync_kind.of(self.cross_replica_sync, self.sync_updates)
+
+  @property
   def mode(self):
     """The facts of this cluster's --variable_update (modes.Mode)."""
     return modes.get(self.variable_update)
@@ -92,7 +98,7 @@ class ClusterRole:
     if self.mode.tf2_cluster_strategy == modes.PARAMETER_SERVER and (
         self.engine == flag_specs.TF2_ENGINE):
       return False
-    return self.cross_replica_sync or self.mode.all_reduce
+    return self.sync.synchronous or self.mode.all_reduce
 
   @property
   def is_chief(self):

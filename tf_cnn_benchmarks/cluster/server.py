@@ -17,7 +17,7 @@ import ipaddress
 import sys
 
 from tf_cnn_benchmarks.cluster import roles
-from tf_cnn_benchmarks.usage_errors import UsageError
+from tf_cnn_benchmarks.config.usage_errors import UsageError
 
 # Server factory names in TensorFlow's "available server factories" list,
 # by protocol.

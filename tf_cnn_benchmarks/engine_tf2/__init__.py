@@ -2,7 +2,7 @@
 
 The same models (models/, the same builder and name-seeded initial weights)
 train in a ``tf.function`` step under a ``tf.distribute`` strategy instead of
-a tf.compat.v1 session. The driver (driver.py) runs it through the engine
+a tf.compat.v1 session. The driver (run/driver.py) runs it through the engine
 object it is handed, exactly where it would build the graph and open the
 session; inputs, the step loop, timing, the report and the run record are
 the core's, so both engines print and record the same things.

@@ -1,41 +1,32 @@
-"""The object driver.run calls for --engine=tf2 (driver.GraphEngine's twin).
+"""The object driver.run calls for --engine=tf2 (engine_graph/engine.py's
+twin).
 
 ``prepare`` runs before anything in a single process's run touches
 TensorFlow's runtime (the virtual CPU devices of MirroredStrategy must exist
 by then; a cluster task's runtime has started it, with its strategy);
-``train`` builds the step and runs the core's step loop over it, then the
-core's report and utilisation line. What the graph engine does besides
-(checkpoints, evaluation, summaries, traces) is refused by flag_checks.py
-for this engine, so none of it is silently skipped here.
+``train`` builds the step and runs run/'s step loop over it, then the
+report and utilisation line. What the graph engine does besides
+(checkpoints, evaluation, summaries, traces) is refused by
+config/flag_checks.py for this engine, so none of it is silently skipped
+here.
 """
 
-import types
-
-from tf_cnn_benchmarks import driver
-from tf_cnn_benchmarks import flag_specs
-from tf_cnn_benchmarks import step_loop
+from tf_cnn_benchmarks.config import flag_specs
 from tf_cnn_benchmarks.engine_tf2 import strategies
 from tf_cnn_benchmarks.engine_tf2 import train_step
-
-# What step_loop.StepLoop reads of a graph engine's BuiltGraph: no accuracy
-# columns, no global step (it reads it for summaries only).
-_NO_GRAPH = types.SimpleNamespace(top_1_correct=None, global_step=None)
-
-
-class _NoCheckpoints:
-  """The step loop's checkpointer: --train_dir is graph-engine only."""
-
-  def maybe_save(self, sess, step):
-    del sess, step
+from tf_cnn_benchmarks.run import driver
+from tf_cnn_benchmarks.run import report
+from tf_cnn_benchmarks.run import step_loop
 
 
 class Tf2Engine:
+  """--engine=tf2 (contracts.Engine)."""
 
   name = flag_specs.TF2_ENGINE
 
   def __init__(self, cluster_strategy=None):
     """``cluster_strategy()``: the strategies.Chosen of a cluster task,
-    made by its runtime when it joined the cluster (cluster/
+    made by its runtime when it joined the cluster (cluster/task/
     tf2_runtime.py); None: a single process's, chosen from the flags."""
     self._cluster_strategy = cluster_strategy
 
@@ -46,33 +37,33 @@ class Tf2Engine:
     if self._cluster_strategy is None:
       strategies.prepare_devices(rc)
 
-  def train(self, params, rc, source, eval_source, runtime, times, reporter,
-            watch, result):
+  def train(self, state, source, eval_source):
     del eval_source  # evaluation during training: graph engine only
+    rc, runtime = state.rc, state.runtime
     # The runtime watches everything from the build on (a single
     # process's stall check; a cluster task's checks run from its begin,
     # its note on the way out is its running()'s); the trainer stands where
     # the graph engine's runtime calls get a session.
     with runtime.function_steps():
-      with watch.phase('graph_build'):
+      with state.watch.phase('graph_build'):
         chosen = (self._cluster_strategy()
                   if self._cluster_strategy is not None
                   else strategies.choose(rc))
         trainer = train_step.Trainer(rc, chosen, source)
-      runtime.attach_run(rc, result)
-      reporter.header(rc, '%s (tf2 engine: tf.function, %s)' % (
-          params.variable_update, chosen.name), source.description,
-                      sync=driver.sync_description(rc))
+      runtime.attach_run(rc, state.result)
+      state.reporter.header(rc, '%s (tf2 engine: tf.function, %s)' % (
+          rc.params.variable_update, chosen.name), source.description,
+                            sync=report.sync_description(rc))
       loop = step_loop.StepLoop(
-          params, rc, _NO_GRAPH, train_step.StepRunner(trainer, runtime),
-          times, reporter, watch, result, _NoCheckpoints())
-      driver.time_steps(loop, rc, times, reporter, watch, result,
+          state, train_step.FunctionStepRunner(trainer, runtime))
+      driver.time_steps(state, loop,
                         timing_starts=lambda: runtime.timing_starts(trainer))
-      driver.report_utilisation(params, rc, trainer.gflops_per_image(),
-                                times, reporter, result)
-      runtime.report(trainer, reporter, times)
+      state.result.utilisation = driver.utilisation(
+          state, trainer.gflops_per_image())
+      runtime.report(trainer, state.reporter, state.times)
 
 
-def run(params, reporter=None, rc=None):
+def run(params, reporter=None, rc=None, runtime=None):
   """driver.run with this engine (the library entry, as driver.run)."""
-  return driver.run(params, reporter=reporter, rc=rc, engine=Tf2Engine())
+  return driver.run(params, Tf2Engine(), reporter=reporter, rc=rc,
+                    runtime=runtime)

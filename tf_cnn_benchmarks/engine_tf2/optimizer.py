@@ -17,7 +17,7 @@ devices.
 
 import tensorflow as tf
 
-from tf_cnn_benchmarks import optimizers
+from tf_cnn_benchmarks.training import optimizers
 
 _ONLY_FIRST = tf.VariableAggregation.ONLY_FIRST_REPLICA
 
@@ -40,10 +40,7 @@ class Optimizer:
         if self._momentum is not None else None for v in variables]
 
   def learning_rate(self):
-    rc = self._rc
-    return optimizers.learning_rate(rc.params, rc.model, self.global_step,
-                                    rc.global_batch_size,
-                                    rc.examples_per_epoch)
+    return optimizers.learning_rate(self._rc, self.global_step)
 
   def apply(self, grads_and_vars):
     """From replica context: every replica's gradients, meaned, applied."""
@@ -67,7 +64,7 @@ class Optimizer:
     if slot is None:
       return tf.raw_ops.ResourceApplyGradientDescent(
           var=var.handle, alpha=lr, delta=grad, use_locking=False)
-    # The original's "momentum" is Nesterov momentum (optimizers.py).
+    # The original's "momentum" is Nesterov momentum (training/optimizers.py).
     return tf.raw_ops.ResourceApplyMomentum(
         var=var.handle, accum=slot.handle, lr=lr, grad=grad,
         momentum=tf.constant(self._momentum, grad.dtype), use_locking=False,

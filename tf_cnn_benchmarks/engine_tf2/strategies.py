@@ -5,7 +5,7 @@ asking for one). --num_gpus=N --variable_update=replicated: MirroredStrategy
 over the run's N tower devices; on a CPU those are N virtual CPU devices,
 the TF2 form of the graph engine's ConfigProto(device_count={'CPU': N})
 (run_config.session_config). Combinations without a tf.distribute
-equivalent never get here: flag_checks.py refuses them, naming the engine
+equivalent never get here: config/flag_checks.py refuses them, naming the engine
 that runs them.
 """
 
@@ -79,7 +79,7 @@ def choose(rc):
   """The Chosen strategy of a single-process run."""
   if rc.num_towers == 1:
     return Chosen(tf.distribute.get_strategy(), DEFAULT)
-  # flag_checks.py let only replicated through with several devices.
+  # config/flag_checks.py let only replicated through with several devices.
   assert rc.params.variable_update == 'replicated', rc.params.variable_update
   return Chosen(tf.distribute.MirroredStrategy(devices=rc.tower_devices),
                 MIRRORED)

@@ -1,8 +1,8 @@
 """The tf2 engine's step: one tf.function, the model run by strategy.run.
 
 Per replica (the graph engine's tower): the model's forward pass from the
-shared builder (model_graph.forward), its loss and weight decay
-(model_graph.tower_loss / weight_decay), the gradients by GradientTape,
+shared builder (towers.forward), its loss and weight decay
+(towers.tower_loss / weight_decay), the gradients by GradientTape,
 the clip, then the optimizer's mean-and-apply (optimizer.py). The step
 returns the replicas' mean loss, which the step loop fetches each step as
 the graph engine fetches its loss.
@@ -18,14 +18,15 @@ import tensorflow as tf
 # The coordinator's test of a worker failure has no public name.
 from tensorflow.python.distribute.coordinator import cluster_coordinator  # pylint: disable=g-direct-tensorflow-import
 
-from tf_cnn_benchmarks import batch_group
-from tf_cnn_benchmarks import model_graph
-from tf_cnn_benchmarks import update_in_place
-from tf_cnn_benchmarks import weight_decay
+from tf_cnn_benchmarks import contracts
+from tf_cnn_benchmarks.training import towers
+from tf_cnn_benchmarks.training import update_in_place
+from tf_cnn_benchmarks.training import weight_decay
 from tf_cnn_benchmarks.engine_tf2 import inputs
 from tf_cnn_benchmarks.engine_tf2 import optimizer as optimizer_lib
 from tf_cnn_benchmarks.engine_tf2 import variable_store
 from tf_cnn_benchmarks.measure import mfu
+from tf_cnn_benchmarks.variable_update.sync_kind import SyncKind
 
 
 class Trainer:
@@ -47,7 +48,8 @@ class Trainer:
     self._iterator = inputs.distributed_iterator(strategy, rc, source,
                                                  self._coordinator)
     # Under the coordinator: a round per step (see step()).
-    self._barrier = params.cross_replica_sync
+    self._barrier = rc.cluster is not None and (
+        rc.cluster.sync is SyncKind.BARRIER)
     self._queued = None
     self._rounds_left = rc.num_warmup_batches + rc.num_batches
     with strategy.scope():
@@ -69,7 +71,7 @@ class Trainer:
 
     def build(images):
       with self.store.creating():
-        model_graph.forward(rc, images, rc.training)
+        towers.forward(rc, images, rc.training)
     tf.function(build, autograph=False).get_concrete_function(
         inputs.input_spec(rc))
 
@@ -77,8 +79,8 @@ class Trainer:
     rc, params = self._rc, self._rc.params
     variables = self.store.trainable_variables
     with self.store.reusing(), tf.GradientTape() as tape:
-      logits, aux = model_graph.forward(rc, images, True)
-      base_loss = model_graph.tower_loss(logits, aux, labels,
+      logits, aux = towers.forward(rc, images, True)
+      base_loss = towers.tower_loss(logits, aux, labels,
                                          rc.model.num_classes)
       total_loss = base_loss + weight_decay.penalty(
           variables, params.weight_decay, params.single_l2_loss_op)
@@ -168,9 +170,9 @@ class Trainer:
         list(graph.outputs) + list(graph.control_outputs), images)
 
 
-class StepRunner:
-  """batch_group.StepRunner's interface (what step_loop.StepLoop runs)
-  over the tf2 step, each step run by the runtime as it runs a
+class FunctionStepRunner:
+  """The tf2 engine's contracts.StepRunner (what step_loop.StepLoop runs):
+  the tf2 step, each step run by the runtime as it runs a
   session.run step (run_function_step: watched, and in a cluster
   counted on its board)."""
 
@@ -182,5 +184,5 @@ class StepRunner:
     assert not extra, 'the tf2 engine fetches the loss only'
     start = time.perf_counter()
     loss = self._runtime.run_function_step(self._trainer.step)
-    return batch_group.StepResult(time.perf_counter() - start,
-                                  {'loss': loss})
+    return contracts.StepResult(time.perf_counter() - start,
+                                {'loss': loss})

@@ -39,7 +39,7 @@ class Activity:
           self._step_seconds.append(now - started)
         self._current, self._idle = (previous, now), was_idle
 
-  def say(self, text):
+  def rename(self, text):
     """Renames the current activity (same start time)."""
     with self._lock:
       self._current = (text, self._current[1])

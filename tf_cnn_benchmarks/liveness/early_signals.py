@@ -17,7 +17,7 @@ short, nor is it worth waiting for), the guard ends the process with 130:
   * after: the record the entry point registered (``record_early_stop``),
     built without TensorFlow, with the start-up time as its one phase.
 
-A task that never starts a run (a ps: cluster/serving_task.py) keeps the
+A task that never starts a run (a ps: cluster/task/serving_task.py) keeps the
 guard for its whole life, and polls ``received`` to leave at once.
 
 TEST ONLY: with TF_CNN_BENCHMARKS_TEST_STARTUP_TRACE=<file>, each start-up

@@ -44,3 +44,10 @@ def interrupted_by(signal_name, what_followed):
   is what it then saw."""
   return failures.failure('Interrupted', 'stopped by %s (then: %s)' % (
       signal_name, what_followed))
+
+
+def after_peer_left(status):
+  """How a synchronous cluster task ends when a peer left with
+  ``status``: a stall or an unreachable peer ends every task the same way;
+  anything else is a failure of the run."""
+  return status if status in (STALLED, UNREACHABLE) else FAILED

@@ -12,7 +12,7 @@ is absent). Once a second, or at once for a signal, the thread asks:
   * a slow phase (phases.py): announced;
   * the runtime's check (``watch_with``): a local run's stall
     (local_stall.py); a cluster task adds start-up, peers and the
-    cluster's stalls (cluster/watchdog.py).
+    cluster's stalls (cluster/watch/task_checks.py).
 
 A check returns an endings.Ending or None; the first Ending goes to
 run_exit.RunExit.end, the one place a run ends from this thread.
@@ -99,7 +99,7 @@ class Watchdog:
 
   # -- either thread
 
-  def tell(self, line):
+  def say(self, line):
     """Prints ``line`` where the run's report goes."""
     self._say(line)
 

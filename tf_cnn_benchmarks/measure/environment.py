@@ -24,17 +24,6 @@ def cpu_model():
   return platform.processor() or platform.machine()
 
 
-def cpu_flags():
-  try:
-    with open('/proc/cpuinfo') as f:
-      for line in f:
-        if line.startswith('flags'):
-          return set(line.split(':', 1)[1].split())
-  except OSError:
-    pass
-  return set()
-
-
 def accelerator():
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   gpus = tf.config.list_physical_devices('GPU')

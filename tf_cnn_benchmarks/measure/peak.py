@@ -26,7 +26,7 @@ import time
 
 import tensorflow as tf
 
-from results import atomic_files
+from basics import atomic_files
 from tf_cnn_benchmarks.measure import cpu_share
 from tf_cnn_benchmarks.measure import environment
 

@@ -1,7 +1,7 @@
 """--all_reduce_spec: the original's grammar, and which algorithms run here.
 
-No TensorFlow: flag_checks.py checks a spec before TensorFlow loads. The graph
-side is all_reduce.py.
+No TensorFlow: config/flag_checks.py checks a spec before TensorFlow loads. The
+graph side is all_reduce.py.
 
 Grammar (the original's):  alg ::= name | name#shards;
 range ::= alg | alg/alg;  spec ::= range | range:size:spec

@@ -71,7 +71,7 @@ def mean_of(tensors):
 @dataclasses.dataclass
 class ClusterStart:
   """What a cluster mode's graph needs at start; the cluster runtime
-  (cluster/start_protocol.py) runs it, with the barriers, in order."""
+  (cluster/task/start_protocol.py) runs it, with the barriers, in order."""
   # Images one global-step increment stands for (the chief's cluster rate).
   images_per_global_step: int
   # Where the start barrier and the progress board live. None: one client

@@ -11,6 +11,7 @@ from tf_cnn_benchmarks.variable_update import base
 from tf_cnn_benchmarks.variable_update import parameter_server
 from tf_cnn_benchmarks.variable_update import sync_barrier
 from tf_cnn_benchmarks.variable_update import sync_replicas
+from tf_cnn_benchmarks.variable_update.sync_kind import SyncKind
 
 tf1 = tf.compat.v1
 
@@ -84,18 +85,18 @@ class ClusterManagerMixin:
     worker's own update and a barrier (sync_barrier)."""
     self.placer = PsPlacer(self.role.num_ps)
     self.sync = None
-    if self.role.cross_replica_sync and self.one_update_per_step:
+    if self.role.sync is SyncKind.MEAN:
       self.sync = sync_replicas.SyncReplicas(
           self.role.num_workers, self.role.task_index, self.role.is_chief,
           self.rc.param_device)
-    elif self.role.cross_replica_sync:
+    elif self.role.sync is SyncKind.BARRIER:
       self.sync = sync_barrier.SyncBarrier(
           self.role.num_workers, self.role.task_index, self.rc.param_device)
 
   def gradients_handed_over(self):
     """Ops of the step after which this worker's gradients are with the
     other workers and it only waits for theirs (the progress board counts
-    them: cluster/progress_board.py). Empty when a step has no such point
+    them: cluster/task/progress_board.py). Empty when a step has no such point
     inside it: asynchronous, or one graph, or collectives."""
     return list(self.sync.handed_over) if self.sync is not None else []
 
@@ -116,15 +117,9 @@ class ClusterManagerMixin:
                              else []),
         post_init_ops=list(post_init_ops) + sync_post_init)
 
-  @property
-  def one_update_per_step(self):
-    """Does a synchronous step apply one update (the workers' mean), rather
-    than one per worker (--sync_updates=barrier, the original's)?"""
-    return self.role.sync_updates == 'mean'
-
   def images_per_global_step(self):
     """Images one global-step increment stands for (chief's cluster rate)."""
-    if self.role.cross_replica_sync and self.one_update_per_step:
+    if self.role.sync is SyncKind.MEAN:  # one update of every worker's mean
       return self.rc.global_batch_size
     return self.rc.batch_size_per_worker
 

@@ -27,8 +27,8 @@ class Mode:
   # One graph over every worker, built and run by a controller task; the
   # workers only serve their devices.
   needs_controller: bool = False
-  # Gradients cross workers through TensorFlow's collective ops (a step
-  # must not touch another task's variables, see cluster/progress_board.py).
+  # Gradients cross workers through TensorFlow's collective ops (a step must
+  # not touch another task's variables, see cluster/task/progress_board.py).
   uses_collectives: bool = False
   # Every step is an all-reduce: synchronous by construction, no ps tasks.
   all_reduce: bool = False
@@ -53,7 +53,7 @@ MODES = {m.name: m for m in (
     # applies its own gradient: a round of one step per worker, waited for
     # before the next with --sync_updates=barrier, the next one queued with
     # --cross_replica_sync=False (engine_tf2/train_step.py); true
-    # synchronous SGD (--sync_updates=mean) is refused (flag_checks.py).
+    # synchronous SGD (--sync_updates=mean) is refused (config/flag_checks.py).
     Mode('parameter_server',
          local_manager='parameter_server.ParameterServerManager',
          cluster_manager=('distributed_parameter_server.'

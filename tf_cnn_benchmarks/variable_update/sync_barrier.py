@@ -15,7 +15,7 @@ The barrier: one queue per worker on the token device. After its update a
 worker puts a token in every other worker's queue, then takes N - 1 tokens
 from its own: it leaves once every other worker has updated. A dead worker
 leaves the others blocked in the dequeue, which the step's deadline and
-the watchdog end (cluster/runtime.py), as with the default's token queue.
+the watchdog end (cluster/task/runtime.py), as with the default's token queue.
 """
 
 import tensorflow as tf

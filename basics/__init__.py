@@ -1,0 +1,1 @@
+"""Helpers every package of this project uses, importing none of them."""

@@ -1,0 +1,185 @@
+"""The far end of the ssh launcher: what runs on each host, under sshd.
+
+  python -m tf_cnn_benchmarks.cluster.launch.ssh_remote preflight --ports 2300,2301
+  python -m tf_cnn_benchmarks.cluster.launch.ssh_remote task -- BENCHMARK FLAGS
+  python -m tf_cnn_benchmarks.cluster.launch.ssh_remote reap PID
+
+`preflight` answers the launcher's checks in one marked line: this host's
+harness and TensorFlow versions, and which of the given ports are taken.
+
+`task` runs one cluster task under a small guard, because sshd does not
+reliably signal the remote command when the connection drops (without a pty
+it sends no SIGHUP). The guard:
+  - starts the task in its own process group (tied to the guard's life by
+    PR_SET_PDEATHSIG), with --result_dir set to a fresh local folder;
+  - reads its own stdin, which is the ssh channel: end of file means the
+    launcher closed it (teardown) or the connection is gone, and either way
+    the task is stopped: SIGTERM to its group, SIGKILL after a grace;
+    SIGTERM/SIGINT/SIGHUP to the guard do the same;
+  - when the task has ended, sends back each run record it wrote and its
+    exit status as marked lines on stdout (the same ssh channel: no shared
+    file system needed), then removes the folder.
+The launcher reads the marked lines (task_processes.RemoteTask); every
+other line is the task's own output.
+
+`reap` is the launcher's last resort when a task's channel ended without
+its exit status: it SIGKILLs the task's process group (the task's pid, as
+`started` said) and prints "gone" once no process of it is left.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from tf_cnn_benchmarks.cluster.launch import process_groups
+
+# Starts every line the guard (not the task) prints; the task never does.
+MARK = '@@tf_cnn_benchmarks '
+
+
+_out_lock = threading.Lock()
+
+
+def _write(line):
+  """One whole line to the launcher; the connection may be gone already."""
+  with _out_lock:
+    try:
+      sys.stdout.buffer.write(line)
+      sys.stdout.buffer.flush()
+    except (OSError, ValueError):
+      pass
+
+
+def send(kind, payload):
+  _write(('%s%s %s\n' % (MARK, kind, payload)).encode())
+
+
+def _busy_ports(ports):
+  """The ports a task could not listen on (every interface, as TensorFlow
+  servers do)."""
+  busy = []
+  for port in ports:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+      try:
+        s.bind(('', port))
+      except OSError:
+        busy.append(port)
+  return busy
+
+
+def preflight(ports):
+  from tf_cnn_benchmarks.measure import versions  # pylint: disable=g-import-not-at-top
+  send('preflight', json.dumps({
+      'harness': versions.harness_version(),
+      'tensorflow': versions.tf_installed_version(),
+      'python': sys.executable,
+      'hostname': socket.gethostname(),
+      'busy_ports': _busy_ports(ports),
+  }))
+  return 0
+
+
+def _task_flags(flags, result_dir):
+  """The task's flags, its run records going to ``result_dir``."""
+  kept = [f for f in flags if not f.startswith('--result_dir=')]
+  return kept + ['--result_dir=' + result_dir]
+
+
+def run_task(flags):
+  result_dir = tempfile.mkdtemp(prefix='tf_cnn_benchmarks-records-')
+  stop = threading.Event()
+  for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(sig, lambda *_: stop.set())
+  try:
+    child = subprocess.Popen(
+        [sys.executable, '-m', 'tf_cnn_benchmarks.cli'] +
+        _task_flags(flags, result_dir),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=process_groups.child_env(), start_new_session=True,
+        preexec_fn=process_groups.die_with_parent)
+    send('started', child.pid)
+
+    def relay():
+      # Through this process, so a marked line never lands inside one of
+      # the task's lines.
+      for line in child.stdout:
+        _write(line)
+    relay_thread = threading.Thread(target=relay, daemon=True)
+    relay_thread.start()
+
+    def watch_channel():
+      # EOF on stdin: the launcher hung up or the connection is gone.
+      # The raw fd: a thread blocked in sys.stdin would hold its lock at
+      # interpreter exit.
+      while os.read(0, 4096):
+        pass
+      stop.set()
+    threading.Thread(target=watch_channel, daemon=True).start()
+
+    while child.poll() is None and not stop.wait(0.2):
+      pass
+    if child.poll() is None:
+      process_groups.kill_group(child.pid, signal.SIGTERM)
+      try:
+        child.wait(process_groups.KILL_GRACE_SECONDS)
+      except subprocess.TimeoutExpired:
+        process_groups.kill_group(child.pid, signal.SIGKILL)
+        child.wait()
+    relay_thread.join(timeout=5)
+    for name in sorted(os.listdir(result_dir)):
+      if name.endswith('.json'):
+        with open(os.path.join(result_dir, name)) as f:
+          send('record', '%s %s' % (name, json.dumps(json.load(f))))
+    send('exit', child.returncode)
+  finally:
+    shutil.rmtree(result_dir, ignore_errors=True)
+  return child.returncode if child.returncode >= 0 else 128 - child.returncode
+
+
+def reap(pid):
+  deadline = time.monotonic() + process_groups.KILL_GRACE_SECONDS
+  while True:
+    try:
+      os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+      print('gone')
+      return 0
+    if time.monotonic() > deadline:
+      print('alive')
+      return 1
+    time.sleep(0.1)
+
+
+def main(argv):
+  parser = argparse.ArgumentParser(prog='ssh_remote')
+  sub = parser.add_subparsers(dest='command', required=True)
+  check = sub.add_parser('preflight')
+  check.add_argument('--ports', default='')
+  sub.add_parser('task')
+  sub.add_parser('reap').add_argument('pid', type=int)
+  own, flags = argv, []
+  if '--' in argv:
+    cut = argv.index('--')
+    own, flags = argv[:cut], argv[cut + 1:]
+  args = parser.parse_args(own)
+  if args.command == 'preflight':
+    return preflight([int(p) for p in args.ports.split(',') if p])
+  if args.command == 'reap':
+    return reap(args.pid)
+  return run_task(flags)
+
+
+if __name__ == '__main__':
+  code = main(sys.argv[1:])
+  sys.stdout.flush()
+  # Past the channel watcher, still blocked reading stdin.
+  os._exit(code)

@@ -1,0 +1,162 @@
+"""A tf2 cluster's progress board, kept in TensorFlow's coordination service.
+
+The graph engine's board is a few variables on one task, read and written
+by session.run (progress_board.py). A tf2 cluster has no session to run
+them with, but the coordination service its strategy starts (hosted by
+worker 0, reached by every task) keeps a key-value store; this board keeps
+the same facts there and reads back the same progress_board.Snapshot, so
+the watchdog (cluster_watch.py), the stall reports and the root cause
+search (root_cause.py) read a tf2 cluster as they read a graph one.
+
+Each client owns one key, ``tf_cnn_benchmarks/board/<client index>``,
+holding JSON {"started": n, "completed": m, "note": {...} or null}. Only
+that client writes it: the store cannot overwrite a key, so a write is a
+delete and an insert (two blocking calls to worker 0), under a lock (the
+watchdog's thread may leave a note while the main thread publishes a
+step). Any task reads it with a get that waits at most a given time; a key
+caught between the two writes, or not yet written, reads as the last value
+this reader saw.
+
+A step writes once, as it starts: {started: n, completed: n - 1} (steps
+run one after the other, so its start says the previous one completed).
+Its completion is only counted here, and reaches the store with the next
+step's start, this task's next read of the board (its watchdog reads it
+every second: a task stuck between steps shows "done with step n, not in a
+step" within a second), or its exit note. That keeps one write, not two,
+inside each timed step, and keeps ``started`` exact, which the stall
+reports and the straggler lag read.
+
+The methods take the graph board's ``sess`` argument and ignore it, so
+code written against progress_board.ProgressBoard runs unchanged.
+ParameterServerStrategy's cluster has one client, its coordinator, and no
+coordination service: its board (LocalBoard) stays in that process.
+"""
+
+import json
+import threading
+
+import tensorflow as tf
+# The coordination service's key-value store has no public Python name;
+# MultiWorkerMirroredStrategy itself reaches it through the eager context.
+from tensorflow.python.eager import context  # pylint: disable=g-direct-tensorflow-import
+
+from tf_cnn_benchmarks.cluster.task import progress_board
+
+_KEY = 'tf_cnn_benchmarks/board/%d'
+# One key's read waits at most this long (a missing key costs it).
+_KEY_READ_MS = 500
+
+
+class KeyValueBoard:
+
+  def __init__(self, num_clients, index):
+    """``index``: the client this task is."""
+    self.index = index
+    self._num_clients = num_clients
+    self._lock = threading.Lock()
+    self._started = self._completed = 0
+    self._note = None
+    self._written = None  # the entry text in the store
+    self._last_seen = [None] * num_clients  # entry dicts, by client
+
+  # -- this client's key
+
+  def _write(self, timeout_ms):
+    """Puts this client's entry in the store unless it is there already
+    (under the lock)."""
+    del timeout_ms  # an insert does not wait for anybody
+    entry = json.dumps({'started': self._started,
+                        'completed': self._completed, 'note': self._note})
+    if entry == self._written:
+      return
+    ctx = context.context()
+    key = _KEY % self.index
+    try:
+      ctx.delete_config_key_value(key)
+    except tf.errors.NotFoundError:
+      pass  # the first write
+    self._written = None  # deleted: a failed insert must be retried
+    ctx.set_config_key_value(key, entry)
+    self._written = entry
+
+  def publish_initial(self):
+    """This client's key, before anybody reads it (start of training)."""
+    with self._lock:
+      self._write(None)
+
+  def publish_start(self, sess, timeout_ms):
+    del sess
+    with self._lock:
+      self._started += 1
+      self._write(timeout_ms)
+
+  def publish_completion(self, sess, timeout_ms):
+    """Counted; published later (see above), never inside the step."""
+    del sess, timeout_ms
+    with self._lock:
+      self._completed += 1
+
+  def post_note(self, sess, index, note, timeout_ms):
+    """This client's exit note (a JSON-able dict); ``index`` is its own."""
+    del sess
+    assert index == self.index, (index, self.index)
+    with self._lock:
+      self._note = note
+      self._write(timeout_ms)
+
+  # -- reading
+
+  def _entry(self, i, timeout_ms):
+    try:
+      text = context.context().get_config_key_value(
+          _KEY % i, timeout_in_ms=max(1, int(min(timeout_ms, _KEY_READ_MS))))
+    except tf.errors.DeadlineExceededError:
+      return self._last_seen[i]
+    entry = json.loads(text)
+    self._last_seen[i] = entry
+    return entry
+
+  def read(self, sess, timeout_ms):
+    """A progress_board.Snapshot, after publishing this client's own
+    entry if a completion is still unpublished; raises tf.errors.OpError
+    when the store cannot be reached (its host, worker 0, is gone)."""
+    del sess
+    with self._lock:
+      self._write(timeout_ms)
+    entries = [self._entry(i, timeout_ms) or {}
+               for i in range(self._num_clients)]
+    return progress_board.Snapshot(
+        tuple(int(e.get('started', 0)) for e in entries),
+        tuple(int(e.get('completed', 0)) for e in entries),
+        tuple(e.get('note') for e in entries),
+        (0.0,) * self._num_clients)
+
+
+class LocalBoard:
+  """The board of a cluster whose one client is this process
+  (ParameterServerStrategy's coordinator): nobody else reads it, so it
+  lives here, with KeyValueBoard's methods."""
+
+  def __init__(self):
+    self._started = self._completed = 0
+    self._note = None
+
+  def publish_initial(self):
+    pass
+
+  def publish_start(self, sess, timeout_ms):
+    del sess, timeout_ms
+    self._started += 1
+
+  def publish_completion(self, sess, timeout_ms):
+    del sess, timeout_ms
+    self._completed += 1
+
+  def post_note(self, sess, index, note, timeout_ms):
+    del sess, index, timeout_ms
+    self._note = note
+
+  def read(self, sess, timeout_ms):
+    del sess, timeout_ms
+    return progress_board.Snapshot((self._started,), (self._completed,),
+                                   (self._note,), (0.0,))

@@ -1,0 +1,2 @@
+"""What the process sets before TensorFlow loads: its logging, OpenMP
+variables, glibc malloc settings."""
