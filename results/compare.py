@@ -5,11 +5,14 @@
   # two TF versions (or labels) among the records of some folders
   tf_cnn_benchmarks compare --result_dir results/runs \
       --baseline 2.20.0 --candidate 2.21.0 [--by tf_version]
-  # options: --alpha 0.05 --min_effect 2 --format markdown|html --output FILE
+  # options: --alpha 0.05 --min_effect 2 --format markdown|html|json
+  #          --output FILE
   #          --allow_injected_slowdown (runs slowed on purpose, test-only)
 
-Exit code (for CI gating): 0 no regression, 1 at least one regression,
-2 bad input. The statistics are described in results/stats.py.
+Exit code (for CI gating): 0 no regression, 1 at least one regression after
+Holm's adjustment across the configurations compared (a configuration with
+one run on a side gets no verdict and never sets it), 2 bad input. The
+statistics are described in results/stats.py and results/comparison.py.
 """
 
 import argparse
@@ -25,6 +28,12 @@ from results.errors import UsageError, report_usage_error
 
 EXIT_NO_REGRESSION = 0
 EXIT_REGRESSION = 1
+
+RENDERERS = {'markdown': tables.render_markdown,
+             'html': tables.render_html_document,
+             'json': tables.render_json}
+# --output's extension -> format, when --format is not given.
+EXTENSION_FORMATS = {'.html': 'html', '.htm': 'html', '.json': 'json'}
 
 
 def add_test_options(parser):
@@ -65,7 +74,7 @@ def build_parser(prog):
   parser.add_argument('--allow_injected_slowdown', action='store_true',
                       help='compare runs slowed on purpose by the test-only '
                       'injected slowdown too (refused otherwise)')
-  parser.add_argument('--format', choices=['markdown', 'html'],
+  parser.add_argument('--format', choices=sorted(RENDERERS),
                       help='default: from --output extension, else markdown')
   parser.add_argument('--output', help='write the table here (atomically) '
                       'instead of standard output')
@@ -101,9 +110,7 @@ def comparison_from_args(args):
 
 
 def render(comparison, output_format):
-  if output_format == 'html':
-    return tables.render_html_document(comparison)
-  return tables.render_markdown(comparison)
+  return RENDERERS[output_format](comparison)
 
 
 def main(argv=None):
@@ -117,9 +124,8 @@ def main(argv=None):
     comparison = comparison_from_args(args)
   except UsageError as error:
     return report_usage_error(error)
-  output_format = args.format or (
-      'html' if args.output and args.output.endswith(('.html', '.htm'))
-      else 'markdown')
+  output_format = args.format or EXTENSION_FORMATS.get(
+      os.path.splitext(args.output or '')[1].lower(), 'markdown')
   text = render(comparison, output_format)
   if args.output:
     write_text_atomically(args.output, text)

@@ -10,9 +10,19 @@ or where it ran.
 The unit of observation is a run: its `summary.images_per_sec`. A cluster
 run (several records sharing `cluster_run_id`) counts once, with the median of
 its workers' cluster-total estimates; parameter-server records carry no
-throughput and are left out. When either group has a single run of a
-configuration, the comparison falls back to per-step throughputs of the runs
-(basis `steps`), and the table says so.
+throughput and are left out.
+
+Runs taken in interleaved pairs (the runner's `sequence`: the same plan,
+configuration and round on both sides, every run with its partner) are
+judged by the paired test, other groups by Mann-Whitney (results/stats.py);
+each row names its test. A side with a single run gets no verdict: the steps
+of one process are not independent samples, so the row is `inconclusive`
+and says how many runs would do (its per-step figures are shown as a
+description only). The configurations judged together are one family for
+the verdicts (Holm, stats.judge_family). Each row says the smallest slowdown
+it could have caught (80% power, from the spread it observed) and the runs a
+side that catch a 5% one, at the level a lone change must reach in the
+family (alpha / k, k the configurations measured on both sides).
 """
 
 import dataclasses
@@ -63,8 +73,10 @@ MISSING = 'missing'
 # Percentage points between the medians' change and the Hodges-Lehmann
 # change beyond which the table explains why they differ.
 DISAGREEMENT_PCT = 1.0
-BASIS_RUNS = 'runs'
-BASIS_STEPS = 'steps'
+# The test of a row with one run on a side: none.
+NO_TEST = 'none'
+# What pairs two sides' runs (SCHEMA.md `sequence`).
+PAIR_COLUMNS = ('sequence.plan', 'sequence.config', 'sequence.round')
 
 
 def _plain(value):
@@ -195,13 +207,22 @@ class ConfigComparison:
   candidate_runs: int
   baseline_median: float     # median images/sec over runs (nan if none)
   candidate_median: float
-  basis: str                 # 'runs', 'steps', or 'missing'
+  test: str                  # stats.PAIRED_TEST, UNPAIRED_TEST, NO_TEST or
+                             # MISSING
   result: object             # stats.ShiftComparison or None
   verdict: str
   note: str = ''
-  # How big a slowdown this many runs a side could have caught (measured,
-  # results/detection_power.py), in words.
-  power: str = ''
+  # sd of log throughput (or of the pairs' log ratios) the power figures
+  # come from; nan if unknown.
+  spread: float = math.nan
+  # The smallest slowdown in % this comparison could have caught (80%
+  # power; nan: none at this run count, or the spread is unknown) and the
+  # runs a side (pairs) that catch a 5% one (stats.detectable_slowdown_pct,
+  # stats.runs_for_change).
+  detectable_pct: float = math.nan
+  runs_needed: int = 0
+  # The runs were taken in pairs (pair_runs), whether or not tested.
+  paired: bool = False
 
   @property
   def median_change_pct(self):
@@ -214,7 +235,7 @@ class ConfigComparison:
   def estimates_disagree(self):
     """The Hodges-Lehmann change and the medians' change tell a different
     story: opposite signs, or more than DISAGREEMENT_PCT points apart."""
-    if self.result is None or self.basis != BASIS_RUNS:
+    if self.result is None:
       return False
     medians, estimate = self.median_change_pct, self.result.change_pct
     if math.isnan(medians) or math.isnan(estimate):
@@ -231,8 +252,9 @@ class Comparison:
   alpha: float
   min_effect_pct: float
   rows: list
-  # Where the detection-power figures come from (a sentence), or ''.
-  power_source: str = ''
+  # The level the power figures are at: alpha / k for k configurations
+  # measured on both sides (what a lone change must reach under Holm).
+  power_level: float = stats.DEFAULT_ALPHA
 
   def count(self, verdict):
     return sum(1 for row in self.rows if row.verdict == verdict)
@@ -284,72 +306,153 @@ def available_values(runs, group_by):
                 key=version_sort_key if group_by == 'tf_version' else None)
 
 
-def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct,
-                 power):
-  def median_ips(runs):
-    return (float(np.median([r['summary.images_per_sec'] for r in runs]))
-            if runs else math.nan)
+def _pair_key(run):
+  key = tuple(_plain(run.get(column)) for column in PAIR_COLUMNS)
+  return None if None in key else key
+
+
+def pair_runs(baseline_runs, candidate_runs):
+  """([(baseline run, candidate run)] or None, runs without a partner).
+
+  The pairs, in round order, when every run of both sides has exactly one
+  partner on the other side (same plan, configuration and round); None
+  otherwise, and the unpaired test judges them all: a broken design is not
+  patched by dropping runs.
+  """
+  keys = [[_pair_key(run) for run in runs]
+          for runs in (baseline_runs, candidate_runs)]
+  shared = (set(keys[0]) & set(keys[1])) - {None}
+  alone = sum(key not in shared for side in keys for key in side)
+  if alone or any(len(set(side)) < len(side) for side in keys):
+    return None, alone
+  partner = dict(zip(keys[1], candidate_runs))
+  return [(run, partner[key]) for key, run in
+          sorted(zip(keys[0], baseline_runs), key=lambda kv: kv[0])], 0
+
+
+def _ips(runs):
+  return [run['summary.images_per_sec'] for run in runs]
+
+
+def _median(values):
+  return float(np.median(values)) if len(values) else math.nan
+
+
+def _steps_description(baseline_runs, candidate_runs):
+  """Per-step medians of one run a side: a description, not evidence."""
+  before = _median(np.concatenate([step_throughputs(r) for r in baseline_runs]))
+  after = _median(np.concatenate([step_throughputs(r) for r in candidate_runs]))
+  if math.isnan(before) or math.isnan(after):
+    return ''
+  return ('per-step medians %.1f -> %.1f img/s (%+.1f%%), a description of '
+          'these processes only' % (before, after, 100 * (after / before - 1)))
+
+
+def _single_run_row(row, baseline_runs, candidate_runs):
+  """A side with one run: no test. The spread of the other side's runs, if
+  it has several, plans how many are needed."""
+  pairs, _ = pair_runs(baseline_runs, candidate_runs)
+  row.test, row.verdict, row.paired = NO_TEST, stats.INCONCLUSIVE, bool(pairs)
+  row.spread = (math.nan if pairs else stats.log_spread(
+      _ips(baseline_runs), _ips(candidate_runs), paired=False))
+  row.note = _join_notes(
+      'one run on a side: no verdict, as the steps of one process are not '
+      'independent samples', _steps_description(baseline_runs,
+                                                candidate_runs))
+  return row
+
+
+def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct):
   row = ConfigComparison(
       key=key, baseline_runs=len(baseline_runs),
       candidate_runs=len(candidate_runs),
-      baseline_median=median_ips(baseline_runs),
-      candidate_median=median_ips(candidate_runs),
-      basis=MISSING, result=None, verdict=MISSING)
+      baseline_median=_median(_ips(baseline_runs)),
+      candidate_median=_median(_ips(candidate_runs)),
+      test=MISSING, result=None, verdict=MISSING)
   if not baseline_runs or not candidate_runs:
     row.note = 'only in %s' % ('candidate' if candidate_runs else 'baseline')
     return row
-  basis = BASIS_RUNS
-  baseline = [r['summary.images_per_sec'] for r in baseline_runs]
-  candidate = [r['summary.images_per_sec'] for r in candidate_runs]
-  if min(len(baseline), len(candidate)) < 2:
-    baseline_steps = np.concatenate([step_throughputs(r) for r in baseline_runs])
-    candidate_steps = np.concatenate([step_throughputs(r)
-                                      for r in candidate_runs])
-    if len(baseline_steps) >= 2 and len(candidate_steps) >= 2:
-      basis, baseline, candidate = BASIS_STEPS, baseline_steps, candidate_steps
-      row.note = ('one run in a group: per-step samples used (autocorrelated, '
-                  'p optimistic); repeat runs for a sound test')
-  row.basis = basis
-  row.result = stats.compare_throughput(baseline, candidate, alpha,
-                                        min_effect_pct)
-  row.verdict = row.result.verdict
-  model = key_values(key)['model']
-  if basis == BASIS_RUNS:
-    row.power = power.phrase(model, min(len(baseline), len(candidate)))
-  else:
-    row.power = 'not measured for per-step samples'
-  if row.verdict == stats.INCONCLUSIVE and not row.note:
-    row.note = 'too few samples to reach p < %g; %s' % (
-        alpha, power.suggestion(model))
+  if min(len(baseline_runs), len(candidate_runs)) < 2:
+    return _single_run_row(row, baseline_runs, candidate_runs)
+  pairs, alone = pair_runs(baseline_runs, candidate_runs)
+  if pairs:
+    baseline_runs = [b for b, _ in pairs]
+    candidate_runs = [c for _, c in pairs]
+  elif alone < len(baseline_runs) + len(candidate_runs):
+    row.note = ('%d run(s) without a partner in the other side\'s rounds: '
+                'judged unpaired' % alone)
+  row.result = stats.compare_throughput(
+      _ips(baseline_runs), _ips(candidate_runs), alpha, min_effect_pct,
+      paired=bool(pairs))
+  row.test, row.verdict = row.result.test, row.result.verdict
+  row.spread, row.paired = row.result.spread, bool(pairs)
   if row.estimates_disagree:
-    row.note = _join_notes(row.note, (
-        'medians %+.1f%% but HL %+.1f%%: the medians compare one middle run '
-        'of each side; HL is the median of all %d candidate/baseline run '
-        'ratios, so it weighs every run. They part when the runs are spread '
-        'or fall in clusters (see each run in the dashboard); the test and '
-        'the verdict follow HL' % (row.median_change_pct,
-                                   row.result.change_pct,
-                                   len(baseline) * len(candidate))))
+    row.note = _join_notes(row.note, _disagreement_note(row))
   return row
+
+
+def _disagreement_note(row):
+  if row.paired:
+    what = ('HL is the median of the Walsh averages of all %d pairs\' log '
+            'ratios' % row.result.n_baseline)
+  else:
+    what = ('HL is the median of all %d candidate/baseline run ratios' % (
+        row.result.n_baseline * row.result.n_candidate))
+  return ('medians %+.1f%% but HL %+.1f%%: the medians compare one middle '
+          'run of each side; %s, so it weighs every run. They part when the '
+          'runs are spread or fall in clusters (see each run in the '
+          'dashboard); the test and the verdict follow HL' % (
+              row.median_change_pct, row.result.change_pct, what))
 
 
 def _join_notes(*notes):
   return '; '.join(note for note in notes if note)
 
 
+def judge_family(rows, alpha, min_effect_pct):
+  """Holm across the rows that have a test (stats.judge_family), then each
+  row's power figures at alpha / k; returns that level."""
+  tested = [row for row in rows if row.result is not None]
+  for row, result in zip(tested, stats.judge_family(
+      [row.result for row in tested], alpha, min_effect_pct)):
+    row.result, row.verdict = result, result.verdict
+  level = alpha / max(1, sum(row.test != MISSING for row in rows))
+  for row in rows:
+    if row.test != MISSING:
+      _add_power(row, level, alpha)
+  return level
+
+
+def _add_power(row, level, alpha):
+  row.detectable_pct = stats.detectable_slowdown_pct(
+      row.spread, row.baseline_runs, row.candidate_runs, row.paired, level)
+  row.runs_needed = stats.runs_for_change(
+      row.spread, detection_power.TARGET_SLOWDOWN_PCT, row.paired, level)
+  if row.verdict != stats.INCONCLUSIVE:
+    return
+  basis = ('to catch %d%%, from the spread observed'
+           % detection_power.TARGET_SLOWDOWN_PCT if not math.isnan(row.spread)
+           else 'the fewest with which the %s test can reach p < %.3g' % (
+               'paired' if row.paired else 'unpaired', level))
+  why = ('' if row.test == NO_TEST else
+         'these runs cannot reach p < %g%s' % (
+             alpha, ' after Holm\'s adjustment' if level < alpha else ''))
+  row.note = _join_notes(row.note, why, 'inconclusive: %d %s needed (%s)' % (
+      row.runs_needed, 'pairs of runs' if row.paired else 'runs a side',
+      basis))
+
+
 def compare_groups(frame, group_by, baseline, candidate,
                    alpha=stats.DEFAULT_ALPHA,
                    min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT,
-                   allow_injected=False, power=None):
+                   allow_injected=False, judged=True):
   """Compares runs whose group_by value is baseline against candidate.
 
-  Raises UsageError when a group has no usable runs (listing what exists),
-  or when runs with an injected slowdown are among them and allow_injected
-  is False. power: a detection_power.Power (default: the repository's
-  measured figures).
+  judged=False leaves the verdicts to the caller's judge_family, for a
+  family that spans several calls (bisect's configurations). Raises
+  UsageError when a group has no usable runs (listing what exists), or when
+  runs with an injected slowdown are among them and allow_injected is False.
   """
-  if power is None:
-    power = detection_power.Power.from_file()
   if group_by not in GROUP_COLUMNS:
     raise UsageError('cannot group by %r; use one of %s.'
                      % (group_by, ', '.join(sorted(GROUP_COLUMNS))))
@@ -376,15 +479,14 @@ def compare_groups(frame, group_by, baseline, candidate,
     injected_runs.refuse(chosen, group_by, baseline, candidate)
   rows = []
   for key, sides in sorted(by_key.items(), key=lambda kv: sortable_key(kv[0])):
-    row = _compare_one(key, sides[0], sides[1], alpha, min_effect_pct, power)
+    row = _compare_one(key, sides[0], sides[1], alpha, min_effect_pct)
     row.note = _join_notes(injected_runs.note('baseline', sides[0]),
                            injected_runs.note('candidate', sides[1]), row.note)
     rows.append(row)
+  level = judge_family(rows, alpha, min_effect_pct) if judged else alpha
   return Comparison(
       group_by=group_by, baseline=baseline, candidate=candidate, alpha=alpha,
-      min_effect_pct=min_effect_pct, rows=rows,
-      power_source=(detection_power.describe_source(power.data)
-                    if power.measured else ''))
+      min_effect_pct=min_effect_pct, rows=rows, power_level=level)
 
 
 def guess_group_by(frame, baseline, candidate):

@@ -2,10 +2,10 @@
 
 studies/detection_power.py measures them on real runs and writes them to
 one data file in the repository, DATA_PATH (results/detection_power.json);
-`compare` reads that file to say, beside each verdict, how big a slowdown
-this many runs could have caught and how many runs (`--repeat`) it would
-take to catch a 5% one. Nothing here invents a figure: a model or run count
-the file does not cover is reported as not measured.
+`bisect` reads that file to plan its first step's runs, before any run of
+its own shows a spread (`compare` says what a comparison could detect from
+the spread of its own runs: results/stats.py). Nothing here invents a
+figure: a model or run count the file does not cover has no answer.
 
 The file (version 1):
 
@@ -26,7 +26,6 @@ The file (version 1):
 """
 
 import json
-import math
 import os
 
 from basics import atomic_files
@@ -138,43 +137,3 @@ class Power:
       if found is not None and found <= pct:
         return n
     return None
-
-  def phrase(self, model, n):
-    """The verdict line's words: 'could detect >= 5% at n=5' or why not."""
-    if not self.measured:
-      return ('detection power not measured (run benchmarks/'
-              'detection_power.py)')
-    found, on_model = self.detectable(model, n)
-    where = '' if on_model else ' (measured on other models)'
-    below = [m for m in _measured_ns(self.data) if m <= n]
-    if below and below[-1] != n:
-      where += ' (as measured at n=%d)' % below[-1]
-    if found is not None:
-      return 'could detect >= %g%% at n=%d%s' % (found, n, where)
-    if not below:
-      return 'n=%d is below the run counts measured (%s)' % (
-          n, ', '.join(map(str, _measured_ns(self.data))))
-    false_alarms = (self._figures(model)[0][0].get('false_alarm_rate', {})
-                    .get(str(below[-1])) if on_model else None)
-    if false_alarms is not None and false_alarms > MAX_FALSE_ALARMS:
-      # Not a lack of power: the A/A runs alone cried wolf too often here,
-      # so no slowdown it caught counts as reliably detected.
-      return ('false alarms %.1f%% at n=%d%s, over the %g%% allowed: no '
-              'size counts as reliably detected' % (
-                  100 * false_alarms, n, where, 100 * MAX_FALSE_ALARMS))
-    largest = max(float(p) for p in self.data['settings'].get(
-        'slowdowns_pct', [math.nan]))
-    return 'could not reliably detect even %g%% at n=%d%s' % (
-        largest, n, where)
-
-  def suggestion(self, model):
-    """'--repeat N' advice for an inconclusive answer."""
-    if not self.measured:
-      return 'repeat runs (e.g. suite --repeat 10)'
-    n = self.repeat_for(model)
-    if n is None:
-      return ('no measured run count (up to %d) catches %d%% here; repeat '
-              'with more runs and a quieter machine' % (
-                  max(_measured_ns(self.data)), TARGET_SLOWDOWN_PCT))
-    return 'suite --repeat %d catches %d%% (measured)' % (
-        n, TARGET_SLOWDOWN_PCT)

@@ -9,6 +9,11 @@ Its output goes to a log file under DIR/logs/; what the run measured is read
 back from the record it wrote to DIR. A run fails when the process exits
 non-zero, times out, writes no record, or writes a record whose status is not
 `ok`; the remaining runs still go ahead.
+
+run_all adds a `sequence` object to every record a run wrote (SCHEMA.md):
+the plan it belongs to, the round (repeat) and its position in the plan.
+Interleaved plans run one run of each side per round, so `compare` pairs a
+round's runs of two sides and judges them with the paired test.
 """
 
 import dataclasses
@@ -19,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 
 from results import record_io
 from results import store
@@ -203,6 +209,19 @@ def progress_line(position, total, outcome):
   return '%s: FAILED %s (log: %s)' % (head, outcome.failure, outcome.log_path)
 
 
+def mark_sequence(paths, sequence):
+  """Adds the run's `sequence` to the records it wrote (every task's, for a
+  cluster run). The runner alone knows the plan, so it writes this after
+  the process ended; atomically, as the benchmark wrote the record."""
+  for path in paths:
+    try:
+      record = record_io.read_record(path)
+    except record_io.UnreadableRecord:
+      continue   # execute has judged the run by its records already
+    record['sequence'] = sequence
+    record_io.write_record_atomically(path, record)
+
+
 def run_all(runs, result_dir, python=None, benchmark_script=None, timeout=None,
             stream=None, env=None):
   """Runs every planned run in order; prints a line as each one ends."""
@@ -211,8 +230,12 @@ def run_all(runs, result_dir, python=None, benchmark_script=None, timeout=None,
   stream = stream or sys.stdout
   os.makedirs(result_dir, exist_ok=True)
   outcomes = []
+  plan_id = uuid.uuid4().hex
   for position, run in enumerate(runs, 1):
     outcome = execute(run, python, benchmark_script, result_dir, timeout, env)
+    mark_sequence(outcome.record_paths, {
+        'plan': plan_id, 'round': run.repeat_index, 'position': position,
+        'config': run.name})
     outcomes.append(outcome)
     print(progress_line(position, len(runs), outcome), file=stream, flush=True)
   return outcomes

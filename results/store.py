@@ -51,6 +51,8 @@ SUMMARY_FIELDS = (
     'images_per_sec', 'worker_images_per_sec', 'images_per_sec_mean_of_steps',
     'images_per_sec_stddev_err', 'jitter', 'median_step_time_sec', 'num_steps',
     'final_loss', 'top_1_accuracy', 'top_5_accuracy', 'num_eval_examples')
+# Where the runner ran the run (SCHEMA.md `sequence`): which runs pair up.
+SEQUENCE_FIELDS = ('plan', 'round', 'position', 'config')
 TOP_LEVEL_FIELDS = ('schema_version', 'run_id', 'cluster_run_id', 'started_at',
                     'finished_at', 'status', 'label', 'injected_slowdown')
 TIME_COLUMNS = ('started_at', 'finished_at')
@@ -66,6 +68,7 @@ KNOWN_COLUMNS = (
     + tuple('environment.' + name for name in ENVIRONMENT_FIELDS)
     + tuple('timing.' + name for name in TIMING_FIELDS)
     + tuple('summary.' + name for name in SUMMARY_FIELDS)
+    + tuple('sequence.' + name for name in SEQUENCE_FIELDS)
     + ('failure.type', 'failure.message', 'failure.task', 'failure.hint'))
 
 

@@ -1,6 +1,7 @@
-"""Render a comparison.Comparison as Markdown or HTML."""
+"""Render a comparison.Comparison as Markdown, HTML or JSON."""
 
 import html
+import json
 import math
 
 from results import comparison as comparison_lib
@@ -25,34 +26,64 @@ def _interval(result):
   return '[%+.1f%%, %+.1f%%]' % (result.change_pct_low, result.change_pct_high)
 
 
-def _p_value(result):
+def _p_value(result, adjusted=False):
   if result is None:
     return 'n/a'
-  return '%.2g' % result.p_value
+  return '%.2g' % (result.p_adjusted if adjusted else result.p_value)
+
+
+def detectable(row):
+  """The `detectable` cell: the smallest slowdown caught at 80% power."""
+  if row.test == comparison_lib.MISSING or math.isnan(row.detectable_pct):
+    return 'n/a'
+  return '%.1f%%' % row.detectable_pct
+
+
+def runs_needed(row):
+  """The `runs for 5%` cell."""
+  if row.test == comparison_lib.MISSING:
+    return 'n/a'
+  return '%d%s' % (row.runs_needed, ' pairs' if row.paired else '')
 
 
 def change_summary(row):
-  """'-33.1% [-35.0%, -31.2%], p 0.029' for one ConfigComparison: the
-  Hodges-Lehmann change, its interval and the p-value."""
-  return '%s %s, p %s' % (_signed_pct(row.result.change_pct if row.result
-                                      else None),
-                          _interval(row.result), _p_value(row.result))
+  """'-33.1% [-35.0%, -31.2%], p 0.029 (Holm 0.058), paired Wilcoxon' for
+  one ConfigComparison: the Hodges-Lehmann change, its interval, the raw
+  and adjusted p-values and the test."""
+  result = row.result
+  adjusted = ('' if result is None or result.p_adjusted == result.p_value
+              else ' (Holm %s)' % _p_value(result, adjusted=True))
+  return '%s %s, p %s%s, %s' % (
+      _signed_pct(result.change_pct if result else None), _interval(result),
+      _p_value(result), adjusted, row.test)
 
 
 def method_sentence(comparison):
   confidence = 100 * (1 - comparison.alpha)
   return (
-      'Test: two-sided Mann-Whitney U on log images/sec, alpha = %g; a '
-      'regression or improvement needs p < alpha and a change of at least '
-      '%g%%. `medians`: candidate median / baseline median - 1, from the '
-      'middle run of each side alone. `HL change`: the Hodges-Lehmann '
-      'estimate, the median of candidate/baseline over every pair of runs; '
-      'it uses every run, so it can differ from `medians` (even in sign) '
-      'when runs are spread or clustered, and it is what the test, the CI '
-      '(Mann-Whitney/Moses %g%% interval) and the verdict use. Basis `runs`: '
-      'one sample per run (process); `steps`: a group had a single run, so '
-      'per-step samples were used instead.' % (
-          comparison.alpha, comparison.min_effect_pct, confidence))
+      'Test (`test`): runs taken in interleaved pairs (the same plan and '
+      'round of the runner) are judged by the Wilcoxon signed-rank test on '
+      'the pairs\' log ratios (`paired Wilcoxon`), other runs by the '
+      'two-sided Mann-Whitney U on log images/sec (`Mann-Whitney`); a side '
+      'with one run gets no verdict (`none`: the steps of one process are '
+      'not independent samples). alpha = %g for the configurations judged '
+      'together: a regression or improvement needs the Holm-adjusted p '
+      '(`p Holm`) below alpha and a change of at least %g%%; `p` is the '
+      'test\'s own. `medians`: candidate median / baseline median - 1, from '
+      'the middle run of each side alone. `HL change`: the Hodges-Lehmann '
+      'estimate, the median of candidate/baseline over every pair of runs '
+      '(paired: of the Walsh averages of the pairs\' log ratios); it uses '
+      'every run, so it can differ from `medians` (even in sign) when runs '
+      'are spread or clustered, and it is what the test, the CI (%g%%, per '
+      'configuration, from the same test) and the verdict use. '
+      '`detectable`: the smallest slowdown this comparison would have caught '
+      'with 80%% power at p < %.3g (alpha over the configurations measured '
+      'on both sides: what a lone change must reach under Holm), from the '
+      'spread of its runs (normal approximation on log ratios, runs scaled '
+      'by the rank test\'s efficiency 3/pi); `runs for 5%%`: the runs a side '
+      '(pairs) that would catch a 5%% slowdown so.' % (
+          comparison.alpha, comparison.min_effect_pct, confidence,
+          comparison.power_level))
 
 
 def headline(comparison):
@@ -74,8 +105,8 @@ def table_rows(comparison):
   header = ([comparison_lib.SHORT_NAMES.get(f, f) for f in fields]
             + ['baseline img/s (n)', 'candidate img/s (n)', 'medians',
                'HL change',
-               '%g%% CI' % (100 * (1 - comparison.alpha)), 'p', 'basis',
-               'verdict', 'detectable', 'note'])
+               '%g%% CI' % (100 * (1 - comparison.alpha)), 'p', 'p Holm',
+               'test', 'verdict', 'detectable', 'runs for 5%', 'note'])
   rows = []
   for row in comparison.rows:
     values = comparison_lib.key_values(row.key)
@@ -86,8 +117,9 @@ def table_rows(comparison):
            '%s (%d)' % (_number(row.candidate_median), row.candidate_runs),
            _signed_pct(row.median_change_pct if result else None),
            _signed_pct(result.change_pct if result else None),
-           _interval(result), _p_value(result), row.basis, row.verdict,
-           row.power, row.note])
+           _interval(result), _p_value(result),
+           _p_value(result, adjusted=True), row.test, row.verdict,
+           detectable(row), runs_needed(row), row.note])
   return header, rows
 
 
@@ -107,15 +139,7 @@ def render_markdown(comparison):
       cells[verdict_index] = '**%s**' % cells[verdict_index]
     lines.append('| ' + ' | '.join(_markdown_cell(c) for c in cells) + ' |')
   lines += ['', 'Result: ' + tally(comparison), '']
-  if comparison.power_source:
-    lines += [power_sentence(comparison), '']
   return '\n'.join(lines)
-
-
-def power_sentence(comparison):
-  return ('`detectable`: the smallest injected slowdown caught in >= 95%% of '
-          'trials with <= 5%% false alarms at this many runs a side, from '
-          'results/detection_power.json (%s).' % comparison.power_source)
 
 
 TABLE_CSS = """
@@ -144,8 +168,6 @@ def render_html_fragment(comparison):
         ''.join('<td>%s</td>' % html.escape(c) for c in cells)))
   out += ['</table>',
           '<p class="tally">Result: %s</p>' % html.escape(tally(comparison)),
-          '<p class="note">%s</p>' % html.escape(power_sentence(comparison))
-          if comparison.power_source else '',
           '</section>']
   return '\n'.join(out)
 
@@ -155,3 +177,42 @@ def render_html_document(comparison):
           '<title>%s</title><style>%s</style></head><body>\n%s\n</body></html>\n'
           % (html.escape(headline(comparison)), TABLE_CSS,
              render_html_fragment(comparison)))
+
+
+def _json_number(value):
+  """JSON has no NaN: a figure that does not exist is null."""
+  if value is None or (isinstance(value, float) and not math.isfinite(value)):
+    return None
+  return value
+
+
+def _json_row(row):
+  result = row.result
+  figures = {
+      'config': comparison_lib.key_values(row.key),
+      'baseline_runs': row.baseline_runs, 'candidate_runs': row.candidate_runs,
+      'baseline_median': row.baseline_median,
+      'candidate_median': row.candidate_median,
+      'medians_change_pct': row.median_change_pct, 'test': row.test,
+      'paired': row.paired, 'verdict': row.verdict,
+      'detectable_slowdown_pct': row.detectable_pct,
+      'runs_for_5pct': row.runs_needed or None, 'spread': row.spread,
+      'note': row.note}
+  for name in ('change_pct', 'change_pct_low', 'change_pct_high', 'p_value',
+               'p_adjusted', 'smallest_possible_p', 'method'):
+    figures[name] = getattr(result, name) if result is not None else None
+  return {name: _json_number(value) for name, value in figures.items()}
+
+
+def render_json(comparison):
+  """The comparison for machines: the settings, then per configuration its
+  figures, the test used, and its raw and Holm-adjusted p."""
+  return json.dumps({
+      'group_by': comparison.group_by, 'baseline': comparison.baseline,
+      'candidate': comparison.candidate, 'alpha': comparison.alpha,
+      'min_effect_pct': comparison.min_effect_pct,
+      'family_adjustment': 'Holm', 'power': stats.POWER,
+      'power_level': comparison.power_level, 'result': tally(comparison),
+      'has_regression': comparison.has_regression,
+      'rows': [_json_row(row) for row in comparison.rows]},
+                    indent=2, allow_nan=False) + '\n'

@@ -10,14 +10,20 @@ The releases from --good to --bad come from the package index
 (releases.py). Each step runs every configuration still searched under the
 middle release and both ends of its range, N runs each, taking turns run by
 run as `matrix` does (cached venvs, results/venvs.py; labels tf-<version>),
-and acts on compare's verdicts (search.py says how). A step whose verdicts
-do not settle it doubles N and adds the runs, up to --max_repeat; past that
-the search stops and says which --repeat to try. The larger N stays for the
-steps after it: the machine is as noisy then.
+and acts on compare's verdicts (search.py says how). The runs of a round
+are pairs, so compare judges them by the paired test; the ends comparisons
+of the configurations in a step are one family (Holm), as in `compare`. A
+step whose verdicts do not settle it raises N and adds the runs, up to
+--max_repeat; past that the search stops and says which --repeat to try.
+The larger N stays for the steps after it: the machine is as noisy then.
 
 N: --repeat, else the smallest run count that caught a 5% slowdown in >=
 95% of trials on the suite's models (results/detection_power.json, when it
-holds a full measurement), else DEFAULT_REPEAT; never above --max_repeat.
+holds a full measurement), else DEFAULT_REPEAT; never below the pairs with
+which the paired test can reach p < alpha / (configurations), never above
+--max_repeat. Once a step has runs, their spread plans: an unsettled step
+goes on with the runs compare says would catch a 5% slowdown (`runs for
+5%`, from the spread observed) when that is more than N, else twice N.
 A suite file's own `repeat` and `label` are not used: bisect chooses the
 runs and labels each run by its release. Every run's record stays in
 --result_dir for `compare` and `dashboard`.
@@ -51,9 +57,10 @@ from results.errors import UsageError, report_usage_error
 EXIT_FOUND = 0
 EXIT_NOT_FOUND = 1
 # Runs per release per step when no full power measurement says better: the
-# exact test's smallest p at 5 against 5 is 0.008, well under alpha, so a
-# clear slowdown is caught at once; a subtle one escalates.
-DEFAULT_REPEAT = 5
+# paired test's smallest p at 6 pairs is 2/64 = 0.031, under alpha, so a
+# clear slowdown of one configuration is caught at once; a subtle one (or
+# several configurations: Holm) escalates.
+DEFAULT_REPEAT = 6
 DEFAULT_MAX_REPEAT = 20
 
 
@@ -82,14 +89,15 @@ def build_parser(prog):
 
 def check_args(args):
   compare.check_test_options(args)
-  fewest = stats.fewest_runs(args.alpha)
+  # A step's runs are pairs (one of each release per round).
+  fewest = stats.fewest_runs(args.alpha, paired=True)
   for option, value in (('--repeat', args.repeat),
                         ('--max_repeat', args.max_repeat)):
     if value is not None and value < fewest:
       raise UsageError(
-          '%s %d is too few: with fewer than %d runs a side the test can '
-          'never reach p < %g, so every step would be inconclusive. Use %d '
-          'or more.' % (option, value, fewest, args.alpha, fewest))
+          '%s %d is too few: with fewer than %d pairs of runs the paired '
+          'test can never reach p < %g, so every step would be inconclusive. '
+          'Use %d or more.' % (option, value, fewest, args.alpha, fewest))
   if args.repeat is not None and args.max_repeat < args.repeat:
     raise UsageError('--max_repeat %d is below --repeat %d; the cap on runs '
                      'per release must be at least the runs a step starts '
@@ -117,22 +125,30 @@ def model_of(config):
   return 'trivial'
 
 
-def initial_repeat(requested, power, models, alpha):
-  """(runs per release per step, why that many)."""
+def initial_repeat(requested, power, models, alpha, configs=1):
+  """(runs per release per step, why that many), before any run: the
+  measured figures, at least the pairs with which the paired test can reach
+  p < alpha / configs (what a lone change must reach under Holm)."""
   if requested:
     return requested, 'given by --repeat'
+  fewest = stats.fewest_runs(alpha / configs, paired=True)
+  floor = ('' if fewest <= DEFAULT_REPEAT else
+           '; %d: the fewest pairs that can reach p < %.3g with %d '
+           'configurations' % (fewest, alpha / configs, configs))
   if not power.full:
-    return DEFAULT_REPEAT, ('the default: results/detection_power.json holds '
-                            'no full measurement to plan by')
+    return max(DEFAULT_REPEAT, fewest), (
+        'the default: results/detection_power.json holds no full '
+        'measurement to plan by' + floor)
   needed = {model: power.repeat_for(model) for model in models}
   unknown = sorted(m for m, n in needed.items() if n is None)
   if unknown:
-    return DEFAULT_REPEAT, ('the default: no measured run count catches a '
-                            '5%% slowdown of %s' % ', '.join(unknown))
-  return max(max(needed.values()), stats.fewest_runs(alpha)), (
+    return max(DEFAULT_REPEAT, fewest), (
+        'the default: no measured run count catches a 5%% slowdown of %s%s'
+        % (', '.join(unknown), floor))
+  return max(max(needed.values()), fewest), (
       'the smallest that caught a 5%% slowdown in >= 95%% of trials '
-      '(results/detection_power.json: %s)'
-      % detection_power.describe_source(power.data))
+      '(results/detection_power.json: %s)%s'
+      % (detection_power.describe_source(power.data), floor))
 
 
 def version_label(version):
@@ -142,8 +158,7 @@ def version_label(version):
 class Bisection:
   """One bisect command's state: the ranges, the venvs, the runs per step."""
 
-  def __init__(self, args, configs, chain, repeat, power, stream):
-    """``power``: the detection_power.Power the repeat was planned by."""
+  def __init__(self, args, configs, chain, repeat, stream):
     self.args = args
     self.configs = {config.name: config for config in configs}
     self.ranges = [search.Range(config.name, list(chain))
@@ -151,7 +166,6 @@ class Bisection:
     self.repeat = repeat
     self.stream = stream
     self.pythons = {}
-    self.power = power
     self.step_number = 0
 
   def say(self, text=''):
@@ -186,8 +200,9 @@ class Bisection:
     return runner.interleave(plans)
 
   def compare(self, paths, baseline, candidate):
-    """compare's row for baseline -> candidate on these records, or None
-    when a side has no successful run."""
+    """compare's row for baseline -> candidate on these records, not yet
+    judged (comparison.judge_family), or None when a side has no successful
+    run."""
     if not paths[baseline] or not paths[candidate]:
       return None
     frame = store.load_runs(paths[baseline] + paths[candidate])
@@ -199,7 +214,7 @@ class Bisection:
     rows = comparison_lib.compare_groups(
         frame, 'label', labels[0], labels[1], self.args.alpha,
         self.args.min_effect, allow_injected=self.args.allow_injected_slowdown,
-        power=self.power).rows
+        judged=False).rows
     both = [row for row in rows if row.verdict != comparison_lib.MISSING]
     return (both or rows or [None])[0]
 
@@ -207,19 +222,40 @@ class Bisection:
     if row is None:
       return '  %-4s %s -> %s: not compared (a side has no successful run)' % (
           name, baseline, candidate)
-    line = '  %-4s %s -> %s: %s: %s (%d vs %d runs; %s)' % (
+    line = '  %-4s %s -> %s: %s: %s (%d vs %d runs; detectable %s, 5%%: %s)' % (
         name, baseline, candidate, tables.change_summary(row), row.verdict,
-        row.baseline_runs, row.candidate_runs, row.power)
+        row.baseline_runs, row.candidate_runs, tables.detectable(row),
+        tables.runs_needed(row))
     return line + ('\n         note: %s' % row.note if row.note else '')
 
-  def judge(self, one, paths):
+  def comparisons(self, one, paths):
+    """(ends, low, high) of one configuration's step; low and high None
+    when good and bad are adjacent."""
     middle = one.middle()
     ends = self.compare(paths, one.good, one.bad)
-    low = high = None
+    if middle is None:
+      return ends, None, None
+    return (ends, self.compare(paths, one.good, middle),
+            self.compare(paths, middle, one.bad))
+
+  def judge_all(self, rows):
+    """Judges the step's comparisons (rows: config -> (ends, low, high)):
+    the configurations' ends are one family (Holm), as compare judges the
+    configurations of one comparison; low and high only choose the half
+    once the ends showed a slowdown, each on its own."""
+    alpha, min_effect = self.args.alpha, self.args.min_effect
+    comparison_lib.judge_family([ends for ends, _, _ in rows.values()
+                                 if ends is not None], alpha, min_effect)
+    for _, low, high in rows.values():
+      for half in (low, high):
+        if half is not None:
+          comparison_lib.judge_family([half], alpha, min_effect)
+
+  def judge(self, one, comparisons):
+    middle = one.middle()
+    ends, low, high = comparisons
     lines = [self.comparison_line('ends', one.good, one.bad, ends)]
     if middle is not None:
-      low = self.compare(paths, one.good, middle)
-      high = self.compare(paths, middle, one.bad)
       lines.append(self.comparison_line('low', one.good, middle, low))
       lines.append(self.comparison_line('high', middle, one.bad, high))
     judgement = search.decide(ends, low, high, not one.confirmed, one.good,
@@ -265,13 +301,26 @@ class Bisection:
       pending = self.settle(pending, paths, middle)
     return True
 
+  def next_repeat(self, judgements):
+    """Runs per release after an unsettled step: what the spread observed
+    says catches a 5% slowdown (compare's `runs for 5%` of the comparisons
+    the judgements rest on) when that is more than now, else twice now."""
+    planned = max((j.deciding.runs_needed for j in judgements
+                   if j.deciding is not None), default=0)
+    return planned if planned > self.repeat else 2 * self.repeat
+
   def settle(self, pending, paths, middle):
     """Judges each pending configuration; returns those that need more runs
     (after raising self.repeat), stopping the ones at the cap."""
+    rows = {one.config: self.comparisons(one, {
+        v: paths[one.config][v] for v in one.versions_to_run()})
+            for one in pending}
+    self.judge_all(rows)
+    judged = [(one,) + self.judge(one, rows[one.config]) for one in pending]
+    repeat = self.next_repeat([judgement for _, judgement, _ in judged
+                               if judgement.action == search.MORE_RUNS])
     more = []
-    for one in pending:
-      judgement, lines = self.judge(one, {v: paths[one.config][v]
-                                          for v in one.versions_to_run()})
+    for one, judgement, lines in judged:
       self.say('%s:' % one.config)
       for line in lines:
         self.say(line)
@@ -288,7 +337,7 @@ class Bisection:
                        'The slowdown is between %s and %s' % (
                            one.good, one.bad) if one.confirmed else
                        'No slowdown is shown, nor ruled out', one.good,
-                       one.bad, 2 * self.repeat))
+                       one.bad, repeat))
           self.say('  => stopped: %s' % one.message)
         continue
       one.apply(judgement, middle)
@@ -296,7 +345,7 @@ class Bisection:
           search.OPEN: '; next: %s .. %s' % (one.good, one.bad),
           search.FOUND: '; found'}.get(one.status, '')))
     if more:
-      self.repeat = min(2 * self.repeat, self.args.max_repeat)
+      self.repeat = min(repeat, self.args.max_repeat)
       self.say('%s: now %d run(s) per release (the step\'s runs so far '
                'count too)' % (', '.join(o.config for o in more), self.repeat))
     return more
@@ -376,19 +425,19 @@ def main(argv=None, stream=None):
     chain = releases.between(listed, args.good, args.bad)
   except UsageError as error:
     return report_usage_error(error)
-  power = detection_power.Power.from_file()
-  repeat, why = initial_repeat(args.repeat, power,
+  repeat, why = initial_repeat(args.repeat, detection_power.Power.from_file(),
                                sorted({model_of(c) for c in configs}),
-                               args.alpha)
+                               args.alpha, len(configs))
   if repeat > args.max_repeat:   # a planned count never exceeds the cap
     repeat, why = args.max_repeat, why + ', capped by --max_repeat'
 
-  bisection = Bisection(args, configs, chain, repeat, power, stream)
+  bisection = Bisection(args, configs, chain, repeat, stream)
   bisection.say('bisect: %d %s releases from %s (good) to %s (bad): %s' % (
       len(chain), venvs.tensorflow_distribution(), args.good, args.bad,
       ' '.join(chain)))
-  bisection.say('%d run(s) per release per step (%s), doubled when a step is '
-                'inconclusive, up to %d; records in %s' % (
+  bisection.say('%d run(s) per release per step (%s), raised when a step is '
+                'inconclusive (to what its spread says catches 5%%, or '
+                'doubled), up to %d; records in %s' % (
                     repeat, why, args.max_repeat, args.result_dir))
   if args.dry_run:
     first = bisection.ranges[0]

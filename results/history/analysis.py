@@ -1,6 +1,9 @@
 """A history's analysis, shared by the `history` command and the dashboard's
 history page: the runs in series (ordering.py), each with its steps
-(change_points.py)."""
+(change_points.py). Every step found in any series is one family: its
+verdict (down, up, unconfirmed) follows the Holm-adjusted p over all of them
+(stats.judge_family), so a long history of many configurations does not
+find a slowdown in noise just by being tested often."""
 
 import dataclasses
 
@@ -65,5 +68,17 @@ def analyse(frame, order, alpha=stats.DEFAULT_ALPHA,
       SeriesHistory(series=one, steps=change_points.find_steps(
           [run[IPS] for run in one.runs], one.blocks, alpha, min_step_pct))
       for one in series]
+  judge_steps(histories, alpha, min_step_pct)
   return History(order=order, alpha=alpha, min_step_pct=min_step_pct,
                  histories=histories, left_out=left_out)
+
+
+def judge_steps(histories, alpha, min_step_pct):
+  """Replaces each step's result by its verdict within the family of every
+  step of the history (Holm)."""
+  steps = [step for one in histories for step in one.steps]
+  judged = iter(stats.judge_family([step.result for step in steps], alpha,
+                                   min_step_pct))
+  for one in histories:
+    one.steps = [dataclasses.replace(step, result=next(judged))
+                 for step in one.steps]

@@ -22,6 +22,9 @@ Method, on the runs of one series in order (ordering.py), one sample per run
    are too few runs either side for the test to ever reject (then it is
    reported as unconfirmed). Otherwise the weakest is dropped, its neighbours
    merge, and the rest are judged again.
+4. The steps kept in every series of a history are then one family
+   (analysis.judge_steps): a step is down or up only when its Holm-adjusted
+   p is below alpha; otherwise it is shown as unconfirmed.
 """
 
 import dataclasses
@@ -62,8 +65,10 @@ METHOD_TEXT = (
     'change points: PELT (ruptures, l2 cost) on log images/sec, penalty '
     '%g*sigma^2*ln(n) with sigma from run-to-run differences; a step is kept '
     'when it is at least %g%% and the two-sided Mann-Whitney test of the runs '
-    'either side gives p < alpha = %g (unconfirmed: too few runs to test). '
-    'Size: Hodges-Lehmann estimate with the Mann-Whitney %g%% interval.')
+    'either side gives p < alpha = %g, after Holm\'s adjustment over every '
+    'step of the history (unconfirmed: too few runs to test, or not below '
+    'alpha once adjusted). Size: Hodges-Lehmann estimate with the '
+    'Mann-Whitney %g%% interval.')
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,8 @@ them (change_points.py): where each happened (TF versions, commit range) and
 its size with an interval.
 
 Exit code: 0 no step down, 1 at least one confirmed step down (a slowdown
-somewhere in the history, for CI gating as `compare`), 2 bad input.
+somewhere in the history, confirmed after Holm's adjustment over every step
+of the history; for CI gating as `compare`), 2 bad input.
 """
 
 import argparse
@@ -68,11 +69,12 @@ def step_line(step, runs, order):
   """'down -10.1% [-11.0%, -9.2%]  TF 2.12.1 -> 2.13.1, commit a..b  ...'"""
   result = step.result
   return '  %-11s %+6.1f%% %-18s %s  (median %.1f -> %.1f img/s, %d runs ' \
-         'before, %d after, p %.2g)' % (
+         'before, %d after, p %.2g, Holm %.2g)' % (
              step.kind, result.change_pct, _interval(result),
              ordering.step_place(runs[step.index - 1], runs[step.index], order),
              result.baseline_median, result.candidate_median,
-             result.n_baseline, result.n_candidate, result.p_value)
+             result.n_baseline, result.n_candidate, result.p_value,
+             result.p_adjusted)
 
 
 def render(history):
@@ -101,7 +103,9 @@ def render(history):
   unconfirmed = len(history.steps_of_kind(change_points.UNCONFIRMED))
   lines.append('')
   lines.append('%d step(s) down, %d up, %d unconfirmed (too few runs either '
-               'side to test; repeat runs there).' % (down, up, unconfirmed))
+               'side to test, or not below alpha after Holm\'s adjustment over '
+               'the %d step(s) tested; repeat runs there).' % (
+                   down, up, unconfirmed, down + up + unconfirmed))
   return '\n'.join(lines) + '\n'
 
 

@@ -75,14 +75,21 @@ def write_record(folder, record):
   return path
 
 
-def write_runs(folder, throughputs, rng, steps=10, **record_args):
-  """One run per throughput (images/sec), with noisy steps around it."""
+def write_runs(folder, throughputs, rng, steps=10, plan=None, **record_args):
+  """One run per throughput (images/sec), with noisy steps around it.
+
+  plan: the runner's plan id; run i then records that it ran in round i + 1
+  of it (SCHEMA.md `sequence`), so two sides written with one plan pair up.
+  """
   paths = []
   batch = record_args.get('batch_size_per_device', 32)
-  for ips in throughputs:
+  for round_index, ips in enumerate(throughputs, 1):
     mean_step = batch / ips
     noise = rng.normal(1.0, 0.01, steps)
     step_times = mean_step * noise / noise.mean()
-    paths.append(write_record(folder, make_record(step_times=step_times,
-                                                  **record_args)))
+    record = make_record(step_times=step_times, **record_args)
+    if plan is not None:
+      record['sequence'] = {'plan': plan, 'round': round_index,
+                            'position': round_index, 'config': 'c'}
+    paths.append(write_record(folder, record))
   return paths

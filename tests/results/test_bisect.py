@@ -186,21 +186,44 @@ def _bisect(tmp_path, argv, flags=('--model=trivial', '--jitter=0.02')):
       ['bisect'] + [str(a) for a in argv] + [
           '--result_dir', str(tmp_path / 'runs'), '--venv_dir',
           str(tmp_path / 'venvs'), '--benchmark_script', FAKE_BENCHMARK,
-          '--allow_injected_slowdown', '--'] + list(flags), stream=out)
+          '--allow_injected_slowdown'] + (['--'] + list(flags) if flags
+                                          else []), stream=out)
   return code, out.getvalue()
+
+
+TWO_CONFIGS = """
+[[config]]
+name = "a"
+model = "trivial"
+jitter = 0.02
+[[config]]
+name = "b"
+model = "lenet"
+jitter = 0.02
+"""
+
+
+def _two_configs(tmp_path):
+  suite_path = tmp_path / 'suite.toml'
+  suite_path.write_text(TWO_CONFIGS)
+  return ['--suite', str(suite_path)]
 
 
 def test_finds_the_release_that_got_slower(fake_releases, monkeypatch):
   tmp_path = fake_releases
   monkeypatch.setenv(venvs.TEST_ENV_VAR, _slowed(['9.9.3', '9.9.4']))
   code, out = _bisect(tmp_path, ['--good', '9.9.0', '--bad', '9.9.4',
-                                 '--repeat', '4'])
+                                 '--repeat', '6'])
   assert code == command.EXIT_FOUND, out
   assert '5 tensorflow' in out and '9.9.0 9.9.1 9.9.2 9.9.3 9.9.4' in out
-  assert '4 run(s) per release per step (given by --repeat)' in out
+  assert '6 run(s) per release per step (given by --repeat)' in out
   # Step 1: 9.9.2 measured against both ends, judged good.
   assert ('== step 1: 9.9.0 (good) .. 9.9.4 (bad), 3 release(s) between: '
-          '9.9.2 against both ends, 4 run(s) each' in out)
+          '9.9.2 against both ends, 6 run(s) each' in out)
+  # A round's runs are pairs: the paired test judges them.
+  assert ('ends 9.9.0 -> 9.9.4: ' in out
+          and ', paired Wilcoxon: regression (6 vs 6 runs; detectable '
+          in out), out
   assert ('=> 9.9.2 is not slower than 9.9.0 (no change) and 9.9.4 is '
           'slower than it, so it is good; next: 9.9.2 .. 9.9.4' in out)
   assert '=> 9.9.3 is slower than 9.9.2, so it is bad; found' in out
@@ -213,10 +236,10 @@ def test_finds_the_release_that_got_slower(fake_releases, monkeypatch):
   # Every verdict line names the runs slowed on purpose.
   assert 'slowed on purpose by 30% (test-only)' in out
   frame = store.load_runs([tmp_path / 'runs'])
-  assert len(frame) == 2 * 3 * 4     # two steps of three releases x 4 runs
+  assert len(frame) == 2 * 3 * 6     # two steps of three releases x 6 runs
   labels = frame['label'].value_counts().to_dict()
-  assert labels == {'tf-9.9.0': 4, 'tf-9.9.2': 8, 'tf-9.9.4': 8,
-                    'tf-9.9.3': 4}
+  assert labels == {'tf-9.9.0': 6, 'tf-9.9.2': 12, 'tf-9.9.4': 12,
+                    'tf-9.9.3': 6}
   slowed = frame.groupby('label')['injected_slowdown'].max().to_dict()
   assert slowed['tf-9.9.3'] == 0.3 and slowed['tf-9.9.2'] != 0.3
 
@@ -224,41 +247,44 @@ def test_finds_the_release_that_got_slower(fake_releases, monkeypatch):
 def test_no_slowdown_between_the_ends_is_not_bisected(fake_releases):
   # Runs within +-0.3%: the interval rules out a 2% slowdown at once.
   code, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.4',
-                                      '--repeat', '4'],
+                                      '--repeat', '6'],
                       flags=('--model=trivial', '--jitter=0.003'))
   assert code == command.EXIT_NOT_FOUND, out
   assert '9.9.4 is not slower than 9.9.0 (no change): nothing to bisect' in out
   assert out.count('== step') == 1
 
 
-def test_an_inconclusive_step_gets_more_runs(fake_releases, monkeypatch):
-  """One run of the good end fails: 3 against 4 runs cannot reach p < 0.05,
-  so the step doubles its runs instead of guessing."""
-  monkeypatch.setenv(venvs.TEST_ENV_VAR, _slowed(
-      ['9.9.1'], **{'9_9_0': {'TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE': str(
-          fake_releases / 'failed-once')}}))
+def test_an_inconclusive_step_gets_the_runs_its_spread_asks_for(
+    fake_releases, monkeypatch):
+  """Two configurations, both 30% slower, 6 runs: alone each would be a
+  regression (p = 2/64), but judged together (Holm) 6 pairs can never
+  reach it, so the step is inconclusive and goes on with the runs compare
+  says catch 5%: from a 2% spread that is the fewest that can decide for
+  two configurations, 7 pairs, not a blind doubling."""
+  monkeypatch.setenv(venvs.TEST_ENV_VAR, _slowed(['9.9.1']))
   code, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.1',
-                                      '--repeat', '4'])
+                                      '--repeat', '6'] + _two_configs(
+                                          fake_releases), flags=())
   assert code == command.EXIT_FOUND, out
   assert 'the two ends (adjacent)' in out
+  assert '(Holm 0.062), paired Wilcoxon: inconclusive' in out, out
   assert '9.9.0 -> 9.9.1 is inconclusive at this many runs' in out
-  assert 'now 8 run(s) per release' in out
-  assert '(8/8) tf-9.9.1: ok' in out
-  assert 'first slower in 9.9.1 (the release after 9.9.0)' in out
-  assert '7 vs 8 runs' in out
+  assert 'a, b: now 7 run(s) per release' in out
+  assert '(7/7) tf-9.9.1: ok' in out
+  assert out.count('first slower in 9.9.1 (the release after 9.9.0)') == 2
+  assert '7 vs 7 runs' in out
 
 
 def test_inconclusive_at_the_cap_stops_and_says_what_to_run(fake_releases,
                                                             monkeypatch):
-  monkeypatch.setenv(venvs.TEST_ENV_VAR, _slowed(
-      ['9.9.1'], **{'9_9_0': {'TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE': str(
-          fake_releases / 'failed-once')}}))
+  monkeypatch.setenv(venvs.TEST_ENV_VAR, _slowed(['9.9.1']))
   code, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.1',
-                                      '--repeat', '4', '--max_repeat', '4'])
+                                      '--repeat', '6', '--max_repeat', '6']
+                      + _two_configs(fake_releases), flags=())
   assert code == command.EXIT_NOT_FOUND, out
-  assert ('not found: inconclusive at 4 runs per release (--max_repeat)'
+  assert ('not found: inconclusive at 6 runs per release (--max_repeat)'
           in out)
-  assert 're-run with --good 9.9.0 --bad 9.9.1 --repeat 8' in out
+  assert 're-run with --good 9.9.0 --bad 9.9.1 --repeat 7' in out
 
 
 @pytest.mark.parametrize('slowed, code, answer', [
@@ -276,7 +302,7 @@ def test_a_middle_that_cannot_run_is_skipped(fake_releases, monkeypatch,
   os.remove(venvs.venv_python(venvs.venv_path(str(fake_releases / 'venvs'),
                                               '9.9.2')))
   got, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.4',
-                                     '--repeat', '4'])
+                                     '--repeat', '6'])
   assert got == code, out
   assert '9.9.2 had no successful run; skipping it' in out
   assert '9.9.1 against both ends' in out
@@ -292,7 +318,8 @@ def test_dry_run_lists_the_first_step(fake_releases, monkeypatch):
   assert code == 0, out
   assert ('%d run(s) per release per step (the default: results/'
           'detection_power.json holds no full measurement to plan by), '
-          'doubled' % command.DEFAULT_REPEAT) in out, out
+          'raised when a step is inconclusive' % command.DEFAULT_REPEAT
+          ) in out, out
   commands = [line for line in out.splitlines() if 'fake_benchmark' in line]
   assert len(commands) == 3 * command.DEFAULT_REPEAT
   assert [c.rsplit('--label=', 1)[1] for c in commands[:3]] == [
@@ -304,8 +331,11 @@ def test_dry_run_lists_the_first_step(fake_releases, monkeypatch):
     (['--good', '9.9.0', '--bad', '9.9.0'], 'is not older than'),
     (['--good', '9.9.0', '--bad', '9.9.4', '--repeat', '3'],
      '--repeat 3 is too few'),
+    # The runs of a round are pairs: 5 pairs cannot reach p < 0.05.
+    (['--good', '9.9.0', '--bad', '9.9.4', '--repeat', '5'],
+     'fewer than 6 pairs of runs the paired test can never reach p < 0.05'),
     (['--good', '9.9.0', '--bad', '9.9.4', '--repeat', '8', '--max_repeat',
-      '5'], 'is below --repeat 8'),
+      '7'], 'is below --repeat 8'),
     (['--good', '9.9.0', '--bad', '9.9.9'], '--bad 9.9.9 is not a release'),
 ])
 def test_usage_errors(fake_releases, capsys, argv, message):
@@ -337,8 +367,12 @@ def test_unreadable_index_fails_with_exit_1(fake_releases, monkeypatch):
 
 def test_initial_repeat_follows_a_full_power_measurement():
   power = detection_power.Power(FIGURES)   # lenet: 5 runs catch 5%
+  # ... but the runs are pairs, and 5 pairs cannot reach p < 0.05: 6.
   repeat, why = command.initial_repeat(None, power, ['lenet'], 0.05)
-  assert repeat == 5 and 'caught a 5% slowdown' in why
+  assert repeat == 6 and 'caught a 5% slowdown' in why
+  # Five configurations: a lone change must reach 0.01 (Holm): 8 pairs.
+  repeat, why = command.initial_repeat(None, power, ['lenet'], 0.05, 5)
+  assert repeat == 8 and '8: the fewest pairs that can reach p < 0.01' in why
   # resnet50: no measured count catches 5%, so the default, saying why.
   repeat, why = command.initial_repeat(None, power, ['lenet', 'resnet50'],
                                        0.05)
@@ -364,7 +398,7 @@ def test_runs_slowed_on_purpose_are_refused_unless_allowed(fake_releases,
   whole step of them). (--allow_injected_slowdown lets them through:
   every other test here passes it.)"""
   monkeypatch.setenv(SLOWDOWN, '0.3')
-  argv = ['bisect', '--good', '9.9.0', '--bad', '9.9.1', '--repeat', '4',
+  argv = ['bisect', '--good', '9.9.0', '--bad', '9.9.1', '--repeat', '6',
           '--result_dir', str(fake_releases / 'runs'), '--venv_dir',
           str(fake_releases / 'venvs'), '--benchmark_script', FAKE_BENCHMARK,
           '--', '--model=trivial']

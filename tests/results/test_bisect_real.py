@@ -23,8 +23,9 @@ GOOD, SLOWED, BAD = '2.19.1', '2.20.0', '2.21.0'
 # Each step of the slowed releases idles four times as long as the step
 # itself took: images/sec falls to a fifth. On a busy 2-core machine runs of
 # the trivial model spread 5x (773 to 3702 images/sec in one 4-run group
-# here), and a halving was lost in that; a fifth stays apart, so 4 runs a
-# side (the fewest that can reach p < 0.05) settle it, with up to 8 if not.
+# here), and a halving was lost in that; a fifth stays apart, so 6 runs a
+# release (a round's runs are pairs, and 6 pairs are the fewest with which
+# the paired test can reach p < 0.05) settle it, with up to 12 if not.
 FRACTION = '4.0'
 SUITE = """
 [defaults]
@@ -38,7 +39,7 @@ batch_size = 32
 """
 
 
-@pytest.mark.slow   # 12 benchmark processes, one venv build when not cached
+@pytest.mark.slow   # 18 benchmark processes, one venv build when not cached
 def test_bisect_finds_the_release_slowed_on_purpose(tmp_path, monkeypatch):
   monkeypatch.setenv(venvs.TEST_ENV_VAR, json.dumps(
       {version: {'TF_CNN_BENCHMARKS_TEST_SLOWDOWN': FRACTION}
@@ -48,7 +49,7 @@ def test_bisect_finds_the_release_slowed_on_purpose(tmp_path, monkeypatch):
   out = io.StringIO()
   code = command.main(['bisect', '--good', GOOD, '--bad', BAD, '--suite',
                        str(suite_path), '--result_dir', str(tmp_path / 'runs'),
-                       '--repeat', '4', '--max_repeat', '8', '--timeout',
+                       '--repeat', '6', '--max_repeat', '12', '--timeout',
                        '600', '--allow_injected_slowdown'], stream=out)
   text = out.getvalue()
   assert code == command.EXIT_FOUND, text
@@ -70,7 +71,7 @@ def test_bisect_finds_the_release_slowed_on_purpose(tmp_path, monkeypatch):
   by_label = frame.groupby('label')
   counts = by_label.size().to_dict()
   assert sorted(counts) == ['tf-' + v for v in (GOOD, SLOWED, BAD)]
-  assert len(set(counts.values())) == 1 and 4 <= counts['tf-' + GOOD] <= 8
+  assert len(set(counts.values())) == 1 and 6 <= counts['tf-' + GOOD] <= 12
   assert by_label['environment.tf_version'].first().to_dict() == {
       'tf-' + v: v for v in (GOOD, SLOWED, BAD)}
   slowed = by_label['injected_slowdown'].max().fillna(0).to_dict()

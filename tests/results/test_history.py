@@ -154,3 +154,32 @@ def test_records_name_the_checkouts_commit():
     pytest.skip('not a git checkout: runs record no commit here')
   assert described['harness_commit'] == head.stdout.strip()
   assert ordering.timestamp(described['harness_commit_time']) is not None
+
+
+def test_steps_of_many_configurations_are_judged_as_one_family(tmp_path,
+                                                               capsys):
+  """Four configurations, each 10% slower after 4 runs: alone, 4 runs
+  either side give p = 2/70 = 0.029 and a step down; four such steps
+  judged together (Holm: 4 x 0.029) can never reach alpha, so they are
+  unconfirmed and the exit code says no step down."""
+  rng = np.random.default_rng(16)
+  for batch in (16, 32, 64, 128):
+    write_history(tmp_path / 'all', [1000.0, 900.0], rng, runs_per_point=4,
+                  noise=0.005, batch_size_per_device=batch)
+  history = analysis.analyse(store.load_runs(tmp_path / 'all'), 'commit')
+  steps = [step for one in history.histories for step in one.steps]
+  assert len(steps) == 4
+  for step in steps:
+    assert step.result.p_value == pytest.approx(2 / 70)
+    assert step.result.p_adjusted == pytest.approx(4 * 2 / 70)
+    assert step.kind == change_points.UNCONFIRMED
+  code, out, _ = run_history(capsys, tmp_path / 'all', '--order', 'commit')
+  assert code == command.EXIT_NO_STEP_DOWN, out
+  assert 'p 0.029, Holm 0.11' in out
+  assert '0 step(s) down, 0 up, 4 unconfirmed' in out
+  # One configuration alone: the same runs are a step down.
+  write_history(tmp_path / 'one', [1000.0, 900.0], rng, runs_per_point=4,
+                noise=0.005)
+  code, out, _ = run_history(capsys, tmp_path / 'one', '--order', 'commit')
+  assert code == command.EXIT_STEP_DOWN, out
+  assert 'p 0.029, Holm 0.029' in out

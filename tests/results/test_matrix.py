@@ -73,6 +73,15 @@ def test_cached_venv_is_reused_and_labels_follow_versions(tmp_path):
       '[2/4] model=trivial (1/1) tf-9.9.0',
       '[3/4] model=lenet (1/1) %s' % current,
       '[4/4] model=lenet (1/1) tf-9.9.0']
+  # Each record says where it ran (SCHEMA.md `sequence`): one plan, the
+  # round, and its place in the plan, so compare pairs a round's versions.
+  by_position = frame.sort_values('sequence.position')
+  assert list(by_position['sequence.position']) == [1, 2, 3, 4]
+  assert list(by_position['label']) == [current, 'tf-9.9.0'] * 2
+  assert list(by_position['sequence.config']) == [
+      'model=trivial', 'model=trivial', 'model=lenet', 'model=lenet']
+  assert set(frame['sequence.round']) == {1}
+  assert frame['sequence.plan'].nunique() == 1
 
 
 def test_user_label_wins(tmp_path):
