@@ -12,8 +12,9 @@ second signal: the user insists).
 """
 
 import os
-import sys
 import threading
+
+from tf_cnn_benchmarks.liveness import console
 
 # Leaving in a hurry: the runtime's words to its peers get this long.
 LEAVING_SECONDS = 5.0
@@ -51,6 +52,5 @@ class RunExit:
             daemon=True)
         leaving.start()
         leaving.join(LEAVING_SECONDS)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    console.flush()
     os._exit(ending.exit_code)  # pylint: disable=protected-access
