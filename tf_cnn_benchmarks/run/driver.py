@@ -103,7 +103,8 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
     try:
       # Before anything is restored: a second run writing the same
       # --train_dir would overwrite this one's checkpoints.
-      with train_dir_lock.train_dir_locked(rc, runtime, reporter):
+      with train_dir_lock.train_dir_locked(rc, runtime, reporter,
+                                            leave.before_exit):
         rc = runtime.begin(rc, watch)
         # However the rest ends, the runtime sees it (a tf2 cluster task
         # leaves its note and tells its peers, also when its input fails).
