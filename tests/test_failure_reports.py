@@ -373,7 +373,8 @@ def test_watchdog_reports_then_ends_a_save_that_takes_too_long():
   params = types.SimpleNamespace(startup_timeout=60, stall_timeout=1,
                                  stall_shutdown_timeout=1)
   with run_watchdog.Watchdog(_Exit(), report.Reporter(out).say) as run:
-    dog = task_checks.TaskChecks(_role(), params, {}, {}, run, ended.append)
+    dog = task_checks.TaskChecks(_role(), params, deadlines.StartupClock(60),
+                                 {}, {}, run, ended.append)
     dog.training_started(None, None, ['worker0', 'worker1'], 0)
     dog.training_ended()  # finishing: only this task's own work is watched
     dog.start()

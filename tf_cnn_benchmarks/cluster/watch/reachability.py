@@ -193,7 +193,8 @@ def wait_for(addresses, timeout, what):
       return
     if time.monotonic() >= deadline:
       raise ClusterWaitTimeout(
-          '%s: no server answered at %s within %.0f s (--startup_timeout); '
+          '%s: no server answered at %s within %.0f s (of '
+          '--startup_timeout); '
           'start those tasks, or check the addresses and that this host '
           'can reach them.' % (what, ', '.join(
               describe(label, waiting[label], reasons[label])
