@@ -14,8 +14,9 @@ import json
 import pytest
 import tensorflow as tf
 
+from tests.cluster import helpers
+
 from tf_cnn_benchmarks import exit_codes
-from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.task import progress_board
 from tf_cnn_benchmarks.cluster.task import tf2_board
 from tf_cnn_benchmarks.cluster.watch import cluster_watch
@@ -26,13 +27,6 @@ GARBLED = ['[1]', '5', '"ok"', 'not json at all', '{"status": 5}',
            '{"status": "exploded"}', '{"status": "failed", "failure": 3}',
            '{"status": "failed", "failure": {"message": ["x"]}}']
 
-
-def _role():
-  return roles.ClusterRole(
-      jobs={'ps': ('127.0.0.1:1',), 'worker': ('127.0.0.1:2', '127.0.0.1:3'),
-            'controller': ()},
-      job_name='worker', task_index=0, protocol='grpc',
-      variable_update='parameter_server', cross_replica_sync=True)
 
 
 @pytest.fixture
@@ -69,7 +63,7 @@ def test_the_watch_still_ends_a_lockstep_task_naming_the_peer(board_session,
   used to raise, every tick)."""
   board, sess, post = board_session
   post(1, text)
-  watch = cluster_watch.ClusterWatch(_role(), prober=None,
+  watch = cluster_watch.ClusterWatch(helpers.cluster_role(), prober=None,
                                      carry_on=lambda *a: None)
   watch.start(sess, board, ['worker0', 'worker1'], 0, 0.0)
   ending = watch._check_notes(board.read(sess, 5000))  # pylint: disable=protected-access

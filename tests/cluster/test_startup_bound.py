@@ -14,8 +14,9 @@ import time
 import pytest
 import tensorflow as tf
 
+from tests.cluster import helpers
+
 from tf_cnn_benchmarks.cluster import deadlines
-from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.task import start_barrier
 from tf_cnn_benchmarks.cluster.task import start_protocol
 from tf_cnn_benchmarks.cluster.watch import reachability
@@ -49,25 +50,19 @@ class _AllAnswer:
     return {}
 
 
-def _role():
-  return roles.ClusterRole(
-      jobs={'ps': ('127.0.0.1:1',), 'worker': ('127.0.0.1:2', '127.0.0.1:3'),
-            'controller': ()},
-      job_name='worker', task_index=1, protocol='grpc',
-      variable_update='parameter_server', cross_replica_sync=True)
-
 
 def test_the_guard_ends_a_start_up_whose_waits_add_up_past_the_bound():
   """Each activity short, the whole start-up long: ended (it used to need
   one activity past the bound)."""
   bound = 10 + startup_guard.STARTUP_GRACE_SECONDS
   clock = _clock_started_ago(10, bound + 1)
-  guard = startup_guard.StartupGuard(_role(), clock, _AllAnswer(), {})
+  worker1 = helpers.cluster_role(index=1)
+  guard = startup_guard.StartupGuard(worker1, clock, _AllAnswer(), {})
   ending = guard.check(time.monotonic(), 'waiting at the start barrier', 2.0)
   assert ending is not None and ending.status == 'stalled'
   assert 'start-up waited %d s' % (bound + 1) in ending.failure['message']
   fresh = _clock_started_ago(10, 5)
-  assert startup_guard.StartupGuard(_role(), fresh, _AllAnswer(), {}).check(
+  assert startup_guard.StartupGuard(worker1, fresh, _AllAnswer(), {}).check(
       time.monotonic(), 'waiting at the start barrier', 2.0) is None
 
 
@@ -78,7 +73,8 @@ def test_a_barrier_wait_takes_only_what_start_up_has_left():
   graph = tf.Graph()
   with graph.as_default():
     needs = base.ClusterStart(1, barrier_device='/cpu:0')
-    protocol = start_protocol.build(_role(), needs, _clock_started_ago(10, 8))
+    protocol = start_protocol.build(helpers.cluster_role(index=1), needs,
+                                    _clock_started_ago(10, 8))
     assert isinstance(protocol.barrier, start_barrier.StartBarrier)
   with tf1.Session(graph=graph) as sess:
     started = time.monotonic()
