@@ -87,7 +87,9 @@ _FAILURE_KEYS = ('type', 'message', 'task', 'hint')
 def note_from(value):
   """A client's exit note as every reader may trust it: None while the
   client runs, else {'status': one of NOTE_STATUSES, 'failure': None or a
-  failures.failure dict of strings}.
+  failures.failure dict of strings, 'provisional': whether a fuller note
+  is on its way (the failure is known, its details are still being found:
+  a bad record being located)}.
 
   ``value``: the board's raw text (JSON; bytes or str, '' while running) or
   the decoded entry of the tf2 board. Anything else, garbled or forged,
@@ -115,13 +117,14 @@ def note_from(value):
     return _malformed(value)
   return {'status': value['status'],
           'failure': None if failure is None else {
-              k: failure.get(k) for k in _FAILURE_KEYS}}
+              k: failure.get(k) for k in _FAILURE_KEYS},
+          'provisional': value.get('provisional') is True}
 
 
 def _malformed(value):
   return {'status': endings.FAILED, 'failure': failures.failure(
       'MalformedNote', 'left an exit note that is not one: %s' % (
-          repr(value)[:200],))}
+          repr(value)[:200],)), 'provisional': False}
 
 
 def chief_initialised_vector(initial_value, name):

@@ -20,6 +20,7 @@ import time
 
 import tensorflow as tf
 
+import preprocessing
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.config import run_config
@@ -356,5 +357,17 @@ class ClusterRuntime:
                                 'failure': exc.root_cause})
       return
     if self._rc is not None:
+      if self._rc.params.data_dir and preprocessing.may_need_locating(exc):
+        # Finding the bad record re-reads shards, for up to
+        # diagnosis.RESCAN_SECONDS on real-sized ones; the peers whose
+        # collectives this failure aborted look for its root cause for a
+        # few seconds only. So they learn at once that it is this task's
+        # data, and the exact record follows.
+        first = failures.failure(
+            'DataError', 'bad input data on %s (%s); locating the record' % (
+                self.role.task_name, failures.first_line(exc)),
+            self.role.task_name)
+        self._leave_note(sess, {'status': status, 'failure': first,
+                                'provisional': True})
       self._leave_note(sess, {'status': status,
                               'failure': failures.describe(exc, self._rc)})
