@@ -6,26 +6,41 @@ tf_cnn_benchmarks.py launch LAUNCH_ARGS -- FLAGS ...`: every task of the
 local cluster writes its record there), so repeats are independent
 observations.
 Its output goes to a log file under DIR/logs/; what the run measured is read
-back from the record it wrote to DIR. A run fails when the process exits
-non-zero, times out, writes no record, or writes a record whose status is not
-`ok`; the remaining runs still go ahead.
+back from the record it wrote. Each run writes into a hidden folder of its
+own under DIR, whose records are then moved into DIR: a run is credited
+with its own records only, even while another suite writes to DIR too. A
+run fails when the process exits non-zero, times out, writes no record, or
+writes a record whose status is not `ok`; the remaining runs still go ahead.
+
+SIGTERM and SIGHUP stop the runs as Ctrl-C does (KeyboardInterrupt): the
+benchmark under way, in a session of its own, is asked to stop (SIGTERM to
+its process group, so it records itself as interrupted) and killed if it
+has not after STOP_GRACE_SECONDS; it is never left running.
 """
 
+import contextlib
 import dataclasses
 import datetime
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
+from basics import stop_signals
 from results import record_io
 from results import store
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BENCHMARK_SCRIPT = os.path.join(REPO_ROOT, 'tf_cnn_benchmarks.py')
 LOG_FOLDER = 'logs'
+# A benchmark asked to stop ends within ~2 s plus a tick (a cluster's
+# launcher within 12 s); after this long it is killed.
+STOP_GRACE_SECONDS = 15.0
 
 
 @dataclasses.dataclass
@@ -136,11 +151,27 @@ def _run_process(command, log_path, timeout, env):
       os.killpg(process.pid, signal.SIGKILL)
       process.wait()
       exit_code = None
-    except BaseException:   # Ctrl-C: do not leave the benchmark running.
-      os.killpg(process.pid, signal.SIGKILL)
-      process.wait()
+    except BaseException:   # Ctrl-C, SIGTERM, SIGHUP: stop the benchmark.
+      _stop(process)
       raise
   return exit_code, time.monotonic() - started
+
+
+def _stop(process):
+  """Asks the benchmark's process group to stop (it records itself as
+  interrupted), then kills it if it has not within STOP_GRACE_SECONDS."""
+  try:
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(STOP_GRACE_SECONDS)
+  except subprocess.TimeoutExpired:
+    pass
+  except ProcessLookupError:
+    return
+  try:
+    os.killpg(process.pid, signal.SIGKILL)
+  except ProcessLookupError:
+    pass
+  process.wait()
 
 
 def _read_new_records(paths):
@@ -153,12 +184,24 @@ def _read_new_records(paths):
   return records
 
 
+def _move_records(own_dir, result_dir):
+  """Moves the record files a run wrote into its own folder to result_dir;
+  returns their new paths."""
+  moved = []
+  for path in store.find_record_files(own_dir):
+    destination = os.path.join(result_dir, os.path.basename(path))
+    os.replace(path, destination)
+    moved.append(destination)
+  return sorted(moved)
+
+
 def execute(run, python, benchmark_script, result_dir, timeout=None, env=None):
   """Runs one benchmark process and judges it; never raises for a bad run."""
   os.makedirs(os.path.join(result_dir, LOG_FOLDER), exist_ok=True)
   log_path = _log_path(result_dir, run)
-  before = set(store.find_record_files(result_dir))
-  command = build_command(run, python, benchmark_script, result_dir)
+  # Hidden (store.find_record_files skips it): only this run writes here.
+  own_dir = tempfile.mkdtemp(prefix='.run-', dir=result_dir)
+  command = build_command(run, python, benchmark_script, own_dir)
   env = dict(os.environ if env is None else env, PYTHONUNBUFFERED='1')
   env.update(run.env)
   try:
@@ -166,7 +209,10 @@ def execute(run, python, benchmark_script, result_dir, timeout=None, env=None):
   except OSError as error:   # e.g. the interpreter does not exist
     return RunOutcome(run, False, 0.0, None, None, [], log_path,
                       'could not start %s: %s' % (command[0], error))
-  new_paths = sorted(set(store.find_record_files(result_dir)) - before)
+  finally:
+    # Stopped or not, whatever it recorded joins the others.
+    new_paths = _move_records(own_dir, result_dir)
+    shutil.rmtree(own_dir, ignore_errors=True)
   records = _read_new_records(new_paths)
   outcome = RunOutcome(run, False, seconds, exit_code, None, new_paths,
                        log_path)
@@ -211,11 +257,34 @@ def run_all(runs, result_dir, python=None, benchmark_script=None, timeout=None,
   stream = stream or sys.stdout
   os.makedirs(result_dir, exist_ok=True)
   outcomes = []
-  for position, run in enumerate(runs, 1):
-    outcome = execute(run, python, benchmark_script, result_dir, timeout, env)
-    outcomes.append(outcome)
-    print(progress_line(position, len(runs), outcome), file=stream, flush=True)
+  with _signals_interrupt():
+    for position, run in enumerate(runs, 1):
+      outcome = execute(run, python, benchmark_script, result_dir, timeout,
+                        env)
+      outcomes.append(outcome)
+      print(progress_line(position, len(runs), outcome), file=stream,
+            flush=True)
   return outcomes
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+  """Every stop signal raises KeyboardInterrupt in the main thread, as
+  Ctrl-C does, so the run under way is stopped rather than orphaned."""
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+
+  def interrupt(signum, frame):
+    del frame
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+  previous = {sig: signal.signal(sig, interrupt)
+              for sig in stop_signals.STOP_SIGNALS}
+  try:
+    yield
+  finally:
+    for sig, handler in previous.items():
+      signal.signal(sig, handler)
 
 
 def failure_report(outcomes):

@@ -79,7 +79,8 @@ def find_record_files(path):
     return [path]
   found = []
   for folder, subfolders, files in os.walk(path):
-    subfolders.sort()
+    # Hidden folders are a run's own while it runs (results/runner.py).
+    subfolders[:] = sorted(d for d in subfolders if not d.startswith('.'))
     for name in sorted(files):
       # Hidden files are temporaries of an atomic write in progress.
       if name.endswith('.json') and not name.startswith('.'):

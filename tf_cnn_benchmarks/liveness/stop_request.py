@@ -27,10 +27,10 @@ import signal
 import threading
 import time
 
-# The signals that ask a run to stop: Ctrl-C, a scheduler's or kill's
-# SIGTERM, and SIGHUP (the terminal was closed). Read by every program of
-# the project that must end cleanly on them (the launcher too).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from basics import stop_signals
+
+# Ctrl-C, SIGTERM and SIGHUP (a closed terminal): basics/stop_signals.py.
+STOP_SIGNALS = stop_signals.STOP_SIGNALS
 _SIGNALS = STOP_SIGNALS
 # A signal the main thread has not acted on in this long is acted on by
 # the thread that watches it (watchdog.py; before the run, early_signals.py).
