@@ -64,15 +64,15 @@ def test_cached_venv_is_reused_and_labels_follow_versions(tmp_path):
   logs = [open(os.path.join(tmp_path / 'runs' / 'logs', name)).readline()
           for name in os.listdir(tmp_path / 'runs' / 'logs')]
   assert sum(line.startswith('$ %s ' % fake_python) for line in logs) == 2
-  # The versions take turns, run by run.
+  # The versions take turns, run by run, in a balanced order (A B, B A).
   progress = [line.split(': ')[0] for line in out.splitlines()
               if line.startswith('[')]
   current = 'tf-%s' % INSTALLED
   assert progress == [
       '[1/4] model=trivial (1/1) %s' % current,
       '[2/4] model=trivial (1/1) tf-9.9.0',
-      '[3/4] model=lenet (1/1) %s' % current,
-      '[4/4] model=lenet (1/1) tf-9.9.0']
+      '[3/4] model=lenet (1/1) tf-9.9.0',
+      '[4/4] model=lenet (1/1) %s' % current]
 
 
 def test_user_label_wins(tmp_path):
