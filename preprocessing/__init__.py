@@ -10,10 +10,11 @@ the file and record) when the failure was bad input data, else None.
 import os
 
 from preprocessing.errors import DataError, explain_data_error
+from preprocessing.errors import may_need_locating
 
 DATA_NAMES = ('imagenet', 'cifar10')
 
-__all__ = ['DataError', 'explain_data_error', 'get_input_source',
+__all__ = ['DataError', 'explain_data_error', 'may_need_locating', 'get_input_source',
            'DATA_NAMES']
 
 

@@ -129,6 +129,21 @@ def located_error(exc):
   return describe(int(code), path, int(index), int(detail))
 
 
+def may_need_locating(exc):
+  """Would explain_data_error re-read shards to find the bad record
+  (which may take diagnosis.RESCAN_SECONDS)? Answered at once, without
+  reading anything."""
+  from preprocessing import diagnosis  # pylint: disable=g-import-not-at-top
+  if isinstance(exc, DataError) or located_error(exc) is not None:
+    return False
+  message = getattr(exc, 'message', None) or str(exc)
+  if _MARKER_RE.search(message):
+    return True
+  return isinstance(exc, (tf.errors.DataLossError,
+                          tf.errors.InvalidArgumentError)) and (
+                              diagnosis.might_be_data(message))
+
+
 def explain_data_error(exc):
   """The DataError behind an exception from Session.run, or None.
 

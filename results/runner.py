@@ -6,32 +6,48 @@ tf_cnn_benchmarks.py launch LAUNCH_ARGS -- FLAGS ...`: every task of the
 local cluster writes its record there), so repeats are independent
 observations.
 Its output goes to a log file under DIR/logs/; what the run measured is read
-back from the record it wrote to DIR. A run fails when the process exits
-non-zero, times out, writes no record, or writes a record whose status is not
-`ok`; the remaining runs still go ahead.
+back from the record it wrote. Each run writes into a hidden folder of its
+own under DIR, whose records are then moved into DIR: a run is credited
+with its own records only, even while another suite writes to DIR too. A
+run fails when the process exits non-zero, times out, writes no record, or
+writes a record whose status is not `ok`; the remaining runs still go ahead.
 
 run_all adds a `sequence` object to every record a run wrote (SCHEMA.md):
 the plan it belongs to, the round (repeat) and its position in the plan.
 Interleaved plans run one run of each side per round, so `compare` pairs a
 round's runs of two sides and judges them with the paired test.
+
+SIGTERM and SIGHUP stop the runs as Ctrl-C does (KeyboardInterrupt): the
+benchmark under way, in a session of its own, is asked to stop (SIGTERM to
+its process group, so it records itself as interrupted) and killed if it
+has not after STOP_GRACE_SECONDS; it is never left running.
 """
 
+import contextlib
 import dataclasses
 import datetime
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import uuid
 
+from basics import stop_signals
+from results import quiet_runs
 from results import record_io
 from results import store
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BENCHMARK_SCRIPT = os.path.join(REPO_ROOT, 'tf_cnn_benchmarks.py')
 LOG_FOLDER = 'logs'
+# A benchmark asked to stop ends within ~2 s plus a tick (a cluster's
+# launcher within 12 s); after this long it is killed.
+STOP_GRACE_SECONDS = 15.0
 
 
 @dataclasses.dataclass
@@ -61,6 +77,12 @@ class RunOutcome:
   record_paths: list
   log_path: str
   failure: str = ''
+  # The records it wrote, read back.
+  records: list = dataclasses.field(default_factory=list)
+  # Times it was run again because its timed loop shared the machine; and
+  # the other processes' CPU share that last set it aside, if it still did.
+  reruns: int = 0
+  still_disturbed: object = None
 
 
 def plan_runs(configs, repeat_override=None, label_override=None,
@@ -88,10 +110,13 @@ def plan_runs(configs, repeat_override=None, label_override=None,
 def interleave(plans):
   """One list from several (e.g. one plan per TensorFlow version), taking
   a run from each in turn, so versions are compared under the same
-  conditions rather than one after the other."""
+  conditions rather than one after the other; in a balanced order (A B,
+  B A, A B, ...: quiet_runs.py), so a drift of the machine over the rounds
+  hits every plan alike."""
   runs = []
   for position in range(max((len(plan) for plan in plans), default=0)):
-    runs.extend(plan[position] for plan in plans if position < len(plan))
+    this_round = [plan[position] for plan in plans if position < len(plan)]
+    runs.extend(this_round if position % 2 == 0 else this_round[::-1])
   return runs
 
 
@@ -125,8 +150,9 @@ def _last_line(path):
   return lines[-1][:200] if lines else ''
 
 
-def _run_process(command, log_path, timeout, env):
-  """Runs command with output to log_path; returns (exit code or None, s)."""
+def _run_process(command, log_path, timeout, env, preexec=None):
+  """Runs command with output to log_path; returns (exit code or None, s).
+  ``preexec`` runs in the child before it starts (the CPU pinning)."""
   started = time.monotonic()
   with open(log_path, 'w', encoding='utf-8') as log_file:
     log_file.write('$ %s\n' % ' '.join(command))
@@ -135,18 +161,34 @@ def _run_process(command, log_path, timeout, env):
     # helper it started) is stopped, not just the top process.
     process = subprocess.Popen(command, stdout=log_file,
                                stderr=subprocess.STDOUT, env=env,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=preexec)
     try:
       exit_code = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
       os.killpg(process.pid, signal.SIGKILL)
       process.wait()
       exit_code = None
-    except BaseException:   # Ctrl-C: do not leave the benchmark running.
-      os.killpg(process.pid, signal.SIGKILL)
-      process.wait()
+    except BaseException:   # Ctrl-C, SIGTERM, SIGHUP: stop the benchmark.
+      _stop(process)
       raise
   return exit_code, time.monotonic() - started
+
+
+def _stop(process):
+  """Asks the benchmark's process group to stop (it records itself as
+  interrupted), then kills it if it has not within STOP_GRACE_SECONDS."""
+  try:
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(STOP_GRACE_SECONDS)
+  except subprocess.TimeoutExpired:
+    pass
+  except ProcessLookupError:
+    return
+  try:
+    os.killpg(process.pid, signal.SIGKILL)
+  except ProcessLookupError:
+    pass
+  process.wait()
 
 
 def _read_new_records(paths):
@@ -159,23 +201,40 @@ def _read_new_records(paths):
   return records
 
 
-def execute(run, python, benchmark_script, result_dir, timeout=None, env=None):
+def _move_records(own_dir, result_dir):
+  """Moves the record files a run wrote into its own folder to result_dir;
+  returns their new paths."""
+  moved = []
+  for path in store.find_record_files(own_dir):
+    destination = os.path.join(result_dir, os.path.basename(path))
+    os.replace(path, destination)
+    moved.append(destination)
+  return sorted(moved)
+
+
+def execute(run, python, benchmark_script, result_dir, timeout=None, env=None,
+            preexec=None):
   """Runs one benchmark process and judges it; never raises for a bad run."""
   os.makedirs(os.path.join(result_dir, LOG_FOLDER), exist_ok=True)
   log_path = _log_path(result_dir, run)
-  before = set(store.find_record_files(result_dir))
-  command = build_command(run, python, benchmark_script, result_dir)
+  # Hidden (store.find_record_files skips it): only this run writes here.
+  own_dir = tempfile.mkdtemp(prefix='.run-', dir=result_dir)
+  command = build_command(run, python, benchmark_script, own_dir)
   env = dict(os.environ if env is None else env, PYTHONUNBUFFERED='1')
   env.update(run.env)
   try:
-    exit_code, seconds = _run_process(command, log_path, timeout, env)
+    exit_code, seconds = _run_process(command, log_path, timeout, env,
+                                      preexec)
   except OSError as error:   # e.g. the interpreter does not exist
     return RunOutcome(run, False, 0.0, None, None, [], log_path,
                       'could not start %s: %s' % (command[0], error))
-  new_paths = sorted(set(store.find_record_files(result_dir)) - before)
+  finally:
+    # Stopped or not, whatever it recorded joins the others.
+    new_paths = _move_records(own_dir, result_dir)
+    shutil.rmtree(own_dir, ignore_errors=True)
   records = _read_new_records(new_paths)
   outcome = RunOutcome(run, False, seconds, exit_code, None, new_paths,
-                       log_path)
+                       log_path, records=records)
   throughputs = [r['summary'].get('images_per_sec') for r in records
                  if r.get('status') == 'ok']
   throughputs = [t for t in throughputs if isinstance(t, (int, float))]
@@ -205,7 +264,9 @@ def progress_line(position, total, outcome):
   if outcome.ok:
     rate = ('%.1f images/sec' % outcome.images_per_sec
             if outcome.images_per_sec is not None else 'no throughput')
-    return '%s: ok %s in %.1f s' % (head, rate, outcome.seconds)
+    reruns = (' (run %d times: the machine was busy)' % (outcome.reruns + 1)
+              if outcome.reruns else '')
+    return '%s: ok %s in %.1f s%s' % (head, rate, outcome.seconds, reruns)
   return '%s: FAILED %s (log: %s)' % (head, outcome.failure, outcome.log_path)
 
 
@@ -223,29 +284,118 @@ def mark_sequence(paths, sequence):
 
 
 def run_all(runs, result_dir, python=None, benchmark_script=None, timeout=None,
-            stream=None, env=None):
-  """Runs every planned run in order; prints a line as each one ends."""
+            stream=None, env=None, noise=None):
+  """Runs every planned run in order, with less noise (``noise``: a
+  quiet_runs.NoiseControl, its defaults when None); prints a line as each
+  one ends."""
   python = python or sys.executable
   benchmark_script = benchmark_script or DEFAULT_BENCHMARK_SCRIPT
   stream = stream or sys.stdout
+  noise = noise or quiet_runs.NoiseControl()
   os.makedirs(result_dir, exist_ok=True)
   outcomes = []
+
   plan_id = uuid.uuid4().hex
-  for position, run in enumerate(runs, 1):
-    outcome = execute(run, python, benchmark_script, result_dir, timeout, env)
-    mark_sequence(outcome.record_paths, {
-        'plan': plan_id, 'round': run.repeat_index, 'position': position,
-        'config': run.name})
-    outcomes.append(outcome)
-    print(progress_line(position, len(runs), outcome), file=stream, flush=True)
+
+  def run_once(run, into=result_dir):
+    return execute(run, python, benchmark_script, into, timeout, env,
+                   noise.pin)
+  with _signals_interrupt():
+    runs = _calibrated(runs, noise, run_once, result_dir, stream)
+    for position, run in enumerate(runs, 1):
+      run = dataclasses.replace(run,
+                                flag_args=noise.fixed_flags(run.flag_args))
+      outcome = _quiet_outcome(run, noise, run_once, result_dir, stream)
+      mark_sequence(outcome.record_paths, {
+          'plan': plan_id, 'round': run.repeat_index, 'position': position,
+          'config': run.name})
+      outcomes.append(outcome)
+      print(progress_line(position, len(runs), outcome), file=stream,
+            flush=True)
   return outcomes
 
 
+def _calibrated(runs, noise, run_once, result_dir, stream):
+  """The runs with --num_batches for noise.target_seconds, from one
+  calibration run per configuration (kept out of the results)."""
+  step_of = {}
+  calibrated = []
+  for run in runs:
+    if noise.wants_calibration(run.flag_args):
+      if run.name not in step_of:
+        probe = dataclasses.replace(run, flag_args=noise.fixed_flags(
+            quiet_runs.calibration_flags(run.flag_args)))
+        with tempfile.TemporaryDirectory(prefix='.calibration-',
+                                         dir=result_dir) as scratch:
+          step_of[run.name] = quiet_runs.step_seconds(
+              run_once(probe, scratch).record_paths)
+        print('calibration of %s: %s' % (run.name, (
+            '%.4f s a step, so %s for %g s' % (
+                step_of[run.name], noise.calibrated_flags(
+                    [], step_of[run.name])[0], noise.target_seconds)
+            if step_of[run.name] else 'no step time; its flags as given')),
+              file=stream, flush=True)
+      if step_of[run.name]:
+        run = dataclasses.replace(run, flag_args=noise.calibrated_flags(
+            run.flag_args, step_of[run.name]))
+    calibrated.append(run)
+  return calibrated
+
+
+def _quiet_outcome(run, noise, run_once, result_dir, stream):
+  """The run, run again (at most noise.max_reruns times) while its timed
+  loop shared the machine; each disturbed run's records set aside."""
+  outcome = run_once(run)
+  for rerun in range(1, noise.max_reruns + 1):
+    share = noise.disturbed(outcome.records) if outcome.ok else None
+    if share is None:
+      return outcome
+    quiet_runs.set_aside(outcome.record_paths, result_dir)
+    print('  %s (%d/%d): other processes used %.0f%% of the CPU during its '
+          'timed loop; set aside, running it again' % (
+              run.name, run.repeat_index, run.repeat_count, 100 * share),
+          file=stream, flush=True)
+    outcome = run_once(run)
+    outcome.reruns = rerun
+  if outcome.ok:
+    outcome.still_disturbed = noise.disturbed(outcome.records)
+  return outcome
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+  """Every stop signal raises KeyboardInterrupt in the main thread, as
+  Ctrl-C does, so the run under way is stopped rather than orphaned."""
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+
+  def interrupt(signum, frame):
+    del frame
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+  previous = {sig: signal.signal(sig, interrupt)
+              for sig in stop_signals.STOP_SIGNALS}
+  try:
+    yield
+  finally:
+    for sig, handler in previous.items():
+      signal.signal(sig, handler)
+
+
 def failure_report(outcomes):
-  """The closing lines: a tally and every failed run again."""
+  """The closing lines: a tally, how quiet the runs were, and every failed
+  run again."""
   failed = [o for o in outcomes if not o.ok]
   lines = ['%d of %d runs succeeded' % (len(outcomes) - len(failed),
                                         len(outcomes))]
+  reruns = sum(o.reruns for o in outcomes)
+  busy = [o for o in outcomes if o.still_disturbed is not None]
+  if reruns or busy:
+    lines.append(
+        '%d run(s) were run again because other processes used more of the '
+        'CPU than allowed during their timed loop (their records are in %s/); '
+        '%d still were after the last try (kept)' % (
+            reruns, quiet_runs.DISTURBED_FOLDER, len(busy)))
   if failed:
     lines.append('failed runs:')
     lines += ['  %s (%d/%d): %s; log %s' % (o.run.name, o.run.repeat_index,

@@ -44,7 +44,7 @@ CONFIG_FIELDS = (
 ENVIRONMENT_FIELDS = (
     'tf_version', 'tf_git_version', 'python_version', 'numpy_version',
     'harness_version', 'harness_commit', 'harness_commit_time', 'cpu_model',
-    'cpu_count', 'accelerator', 'hostname', 'platform')
+    'cpu_count', 'cpu_affinity', 'accelerator', 'hostname', 'platform')
 TIMING_FIELDS = ('step_times_sec', 'warmup_step_times_sec',
                  'timed_wall_time_sec', 'step_losses')
 SUMMARY_FIELDS = (
@@ -82,7 +82,8 @@ def find_record_files(path):
     return [path]
   found = []
   for folder, subfolders, files in os.walk(path):
-    subfolders.sort()
+    # Hidden folders are a run's own while it runs (results/runner.py).
+    subfolders[:] = sorted(d for d in subfolders if not d.startswith('.'))
     for name in sorted(files):
       # Hidden files are temporaries of an atomic write in progress.
       if name.endswith('.json') and not name.startswith('.'):

@@ -20,6 +20,7 @@ import os
 import shlex
 import sys
 
+from results import quiet_runs
 from results import runner
 from results import suite_file
 from results.errors import UsageError, report_usage_error
@@ -54,6 +55,37 @@ def add_run_options(parser, label=True):
                       help='print the commands instead of running them')
   parser.add_argument('--benchmark_script', default=runner.DEFAULT_BENCHMARK_SCRIPT,
                       help='entry script of the benchmark (default %(default)s)')
+  # Less noise (results/quiet_runs.py).
+  parser.add_argument('--cpus', type=_cpus,
+                      help='pin every run to these CPUs, e.g. 0-1 or 0,2 '
+                      '(default: the CPUs this command may use)')
+  parser.add_argument('--target_seconds', type=float,
+                      help='calibrate each configuration\'s --num_batches '
+                      'to this many seconds of timed steps (unless its '
+                      'flags set --num_batches)')
+  parser.add_argument('--max_other_cpu_share', type=float,
+                      default=quiet_runs.DEFAULT_MAX_OTHER_CPU_SHARE,
+                      help='a run whose timed loop shared more of the CPU '
+                      'with other processes is run again (default '
+                      '%(default)s)')
+  parser.add_argument('--max_reruns', type=int,
+                      default=quiet_runs.DEFAULT_MAX_RERUNS,
+                      help='at most this many times (default %(default)s)')
+
+
+def _cpus(text):
+  try:
+    return quiet_runs.parse_cpus(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(
+        '%r is not a CPU list; write CPU numbers and ranges such as 0-1 or '
+        '0,2' % text) from None
+
+
+def noise_control(args):
+  """The low-noise settings the run options ask for."""
+  return quiet_runs.NoiseControl(args.cpus, args.target_seconds,
+                                 args.max_other_cpu_share, args.max_reruns)
 
 
 def build_parser(prog):
@@ -72,6 +104,19 @@ def check_run_options(args):
     raise UsageError('--repeat must be at least 1, got %d.' % args.repeat)
   if args.timeout is not None and args.timeout <= 0:
     raise UsageError('--timeout is in seconds and must be positive.')
+  if args.target_seconds is not None and args.target_seconds <= 0:
+    raise UsageError('--target_seconds is the timed loop\'s length in '
+                     'seconds and must be positive.')
+  if not 0 <= args.max_other_cpu_share <= 1:
+    raise UsageError('--max_other_cpu_share is a share of the machine: '
+                     'between 0 and 1.')
+  if args.max_reruns < 0:
+    raise UsageError('--max_reruns must be 0 or more.')
+  if args.cpus and not set(args.cpus) <= set(os.sched_getaffinity(0)):
+    raise UsageError(
+        '--cpus %s: this command may run on CPUs %s only; pick from those.'
+        % (','.join(map(str, args.cpus)),
+           ','.join(map(str, sorted(os.sched_getaffinity(0))))))
   if not os.path.isfile(args.benchmark_script):
     raise UsageError(
         'benchmark script %r does not exist. Run from a checkout of this '
@@ -107,7 +152,8 @@ def run_plan(runs, args, python, stream=None):
   try:
     outcomes = runner.run_all(runs, args.result_dir, python=python,
                               benchmark_script=args.benchmark_script,
-                              timeout=args.timeout, stream=stream)
+                              timeout=args.timeout, stream=stream,
+                              noise=noise_control(args))
   except KeyboardInterrupt:
     print('interrupted', file=stream)
     return EXIT_INTERRUPTED

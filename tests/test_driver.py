@@ -270,3 +270,33 @@ def test_no_tensorflow_says_how_to_install_one():
   assert 'pip install -e ".[cpu]"' in done.stderr
   assert 'Traceback' not in done.stderr
 
+
+
+@pytest.mark.timeout(300)
+def test_the_record_says_how_busy_the_machine_was_and_the_cpu_per_image():
+  """Two spinning processes during the timed loop: other_cpu_share sees
+  them; cpu_seconds_per_image is this process's CPU time per timed image
+  (it cannot exceed every core busy for the whole loop)."""
+  import multiprocessing  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  spinners = [multiprocessing.Process(target=_spin, daemon=True)
+              for _ in range(os.cpu_count() or 1)]
+  for spinner in spinners:
+    spinner.start()
+  try:
+    busy, _ = run_quietly(model='trivial', num_batches=200,
+                          batch_size=32)
+  finally:
+    for spinner in spinners:
+      spinner.kill()
+  summary = busy.record['summary']
+  assert summary['other_cpu_share'] > 0.25, summary
+  images = 200 * 32
+  wall = busy.record['timing']['timed_wall_time_sec']
+  assert 0 < summary['cpu_seconds_per_image'] * images <= (
+      wall * (os.cpu_count() or 1) * 1.05), summary
+
+
+def _spin():
+  while True:
+    pass

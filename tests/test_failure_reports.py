@@ -166,8 +166,9 @@ def test_probe_says_why_a_peer_cannot_be_reached():
     assert reachability.probe('127.0.0.1:%d' % port) == reachability.REFUSED
     s.listen(1)
     assert reachability.probe('127.0.0.1:%d' % port) is None
+  # .invalid never resolves (RFC 6761): the name does not exist.
   assert reachability.probe('no-such-host.invalid:2222').startswith(
-      'host name unknown')
+      reachability.NO_SUCH_NAME)
 
 
 def test_two_refusals_in_a_row_mean_a_peer_is_gone():
@@ -192,7 +193,7 @@ def test_wait_for_names_each_missing_task_with_its_reason():
                             0.3, 'worker0 cannot start')
   message = str(info.value)
   assert 'ps0 (%s: connection refused)' % refused in message
-  assert 'ps1 (nohost.invalid:1: host name unknown' in message
+  assert 'ps1 (nohost.invalid:1: no such host name' in message
   assert info.value.missing == ['ps0', 'ps1']
   assert info.value.exit_code == exit_codes.UNREACHABLE
 
@@ -373,7 +374,8 @@ def test_watchdog_reports_then_ends_a_save_that_takes_too_long():
   params = types.SimpleNamespace(startup_timeout=60, stall_timeout=1,
                                  stall_shutdown_timeout=1)
   with run_watchdog.Watchdog(_Exit(), report.Reporter(out).say) as run:
-    dog = task_checks.TaskChecks(_role(), params, {}, {}, run, ended.append)
+    dog = task_checks.TaskChecks(_role(), params, deadlines.StartupClock(60),
+                                 {}, {}, run, ended.append)
     dog.training_started(None, None, ['worker0', 'worker1'], 0)
     dog.training_ended()  # finishing: only this task's own work is watched
     dog.start()

@@ -23,6 +23,7 @@ from tf_cnn_benchmarks.liveness import activity
 from tf_cnn_benchmarks.liveness import local_stall
 from tf_cnn_benchmarks.liveness import phases
 from tf_cnn_benchmarks.liveness import stop_request
+from tf_cnn_benchmarks.run import train_dir_lock
 
 # Generous: two cores shared with other test runs.
 EXIT_BOUND_SECONDS = 15
@@ -84,9 +85,14 @@ def test_sigterm_ends_a_run_blocked_in_a_step(slow_run):
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_second_signal_stops_at_once(slow_run):
-  run = slow_run('--stall_timeout=0')
+def test_a_second_signal_stops_at_once(slow_run, tmp_path):
+  """Also: the --train_dir lock is released on the watchdog's way out
+  (os._exit skips the run's finally), so no holder file is left for a run
+  on another host to refuse."""
+  train_dir = tmp_path / 'train'
+  run = slow_run('--stall_timeout=0', '--train_dir=%s' % train_dir)
   run.wait_until_blocked_in_a_step()
+  assert (train_dir / train_dir_lock.HOLDER_NAME).exists()
   run.proc.send_signal(signal.SIGINT)
   run.wait_for_line(lambda l: l.startswith('Stopping: got SIGINT'))
   run.proc.send_signal(signal.SIGINT)
@@ -98,6 +104,7 @@ def test_a_second_signal_stops_at_once(slow_run):
   assert rec['status'] == 'interrupted'
   # Ended by the second signal, not by the first one's grace.
   assert 'a second signal' in rec['failure']['message']
+  assert not (train_dir / train_dir_lock.HOLDER_NAME).exists()
 
 
 @pytest.mark.slow

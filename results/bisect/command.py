@@ -286,7 +286,8 @@ class Bisection:
         outcomes = runner.run_all(
             runs, self.args.result_dir, python=sys.executable,
             benchmark_script=self.args.benchmark_script,
-            timeout=self.args.timeout, stream=self.stream)
+            timeout=self.args.timeout, stream=self.stream,
+            noise=suite.noise_control(self.args))
       except KeyboardInterrupt:
         self.say('interrupted')
         return False

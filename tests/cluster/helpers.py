@@ -22,6 +22,7 @@ import threading
 import time
 
 from tests.driver_helpers import REPO, SCRIPT, run_quietly
+from tf_cnn_benchmarks.cluster import roles
 
 NUM_BATCHES = 4
 FAULT_ENV = 'TF_CNN_BENCHMARKS_TEST_FAULT'
@@ -336,3 +337,13 @@ class CheckpointSaves:
   def after(self, when):
     """How many saves ended after time.time() ``when``."""
     return len([t for t in self.times if t > when])
+
+
+def cluster_role(job='worker', index=0, mode='parameter_server', sync=True):
+  """A ClusterRole of 1 ps and 2 workers at unreachable addresses, for
+  tests of the parts that only read a role."""
+  return roles.ClusterRole(
+      jobs={'ps': ('127.0.0.1:1',), 'worker': ('127.0.0.1:2', '127.0.0.1:3'),
+            'controller': ()},
+      job_name=job, task_index=index, protocol='grpc', variable_update=mode,
+      cross_replica_sync=sync)

@@ -249,7 +249,7 @@ def test_absent_peers_are_named_with_address_and_reason(tmp_path):
   assert code == exit_codes.UNREACHABLE, output
   assert took < 30, output
   assert ('no server answered at ps0 (%s: connection refused), ps1 '
-          '(no-such-host.invalid:2222: host name unknown' % refused) in output
+          '(no-such-host.invalid:2222: no such host name' % refused) in output
   rec = helpers.records(str(tmp_path))['worker0']
   assert rec['status'] == 'unreachable'
   assert rec['failure']['task'] == 'ps0'

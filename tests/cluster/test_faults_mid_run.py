@@ -490,23 +490,29 @@ def _imagenet_shards(root):
 
 
 @pytest.mark.timeout(150)
-def test_corrupt_data_on_one_worker_is_named_by_all(tmp_path):
-  """Started by hand: worker1 alone reads a shard with a corrupt record."""
+@pytest.mark.parametrize('mode', ['parameter_server', 'collective_all_reduce'])
+def test_corrupt_data_on_one_worker_is_named_by_all(tmp_path, mode):
+  """Started by hand: worker1 alone reads a shard with a corrupt record.
+  In collective_all_reduce worker0's all-reduce is aborted by worker1's
+  failure; it must find worker1's note, not name itself."""
   good, bad, shard = _imagenet_shards(tmp_path)
-  ps = '127.0.0.1:%d' % helpers.free_port()
+  ps = ['127.0.0.1:%d' % helpers.free_port()]
   workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
+  with_ps = mode == 'parameter_server'
   common = helpers.tiny_flags(
       str(tmp_path), model='lenet', data_name='imagenet',
-      variable_update='parameter_server', num_batches=200,
-      display_every=10) + ['--ps_hosts=' + ps,
-                           '--worker_hosts=' + ','.join(workers)]
-  tasks = [('ps0', ['--job_name=ps', '--task_index=0']),
-           ('worker0', ['--job_name=worker', '--task_index=0',
-                        '--data_dir=' + good]),
-           ('worker1', ['--job_name=worker', '--task_index=1',
-                        '--data_dir=' + bad])]
+      variable_update=mode, num_batches=200,
+      display_every=10) + ['--worker_hosts=' + ','.join(workers)] + (
+          ['--ps_hosts=' + ps[0]] if with_ps else [])
+  tasks = ([('ps0', ['--job_name=ps', '--task_index=0'])] if with_ps
+           else []) + [
+               ('worker0', ['--job_name=worker', '--task_index=0',
+                            '--data_dir=' + good]),
+               ('worker1', ['--job_name=worker', '--task_index=1',
+                            '--data_dir=' + bad])]
   codes, out = helpers.run_by_hand(tmp_path, common, tasks, 100)
-  assert codes == {'ps0': 0, 'worker0': 1, 'worker1': 1}, out
+  assert codes == dict({'worker0': 1, 'worker1': 1},
+                       **({'ps0': 0} if with_ps else {})), out
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):
     assert 'Root cause: worker1 (DataError)' in out[label], out[label]

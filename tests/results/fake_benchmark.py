@@ -8,7 +8,9 @@ It also echoes its interpreter so tests can see which Python ran it.
 --jitter F spreads each run's step time by up to +-F at random (repeats then
 differ, as real ones do); TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE=PATH fails
 the run when PATH does not exist yet (creating it: one failure, then
-successes); the test-only injected slowdown's variable
+successes); TF_CNN_BENCHMARKS_TEST_FAKE_BUSY_ONCE=PATH records its timed
+loop as shared with other processes (other_cpu_share 0.5) when PATH does not
+exist yet, creating it; it records the CPUs it may run on; the test-only injected slowdown's variable
 (tf_cnn_benchmarks/test_hooks/injected_slowdown.py) lengthens every step by its
 fraction and is recorded, as in a real run.
 """
@@ -60,6 +62,11 @@ def main():
                        step_times=[step_time] * args.num_batches,
                        num_batches=args.num_batches)
   record['environment']['executable'] = sys.executable
+  record['environment']['cpu_affinity'] = sorted(os.sched_getaffinity(0))
+  busy_once = os.environ.get('TF_CNN_BENCHMARKS_TEST_FAKE_BUSY_ONCE')
+  if busy_once and not os.path.exists(busy_once):
+    open(busy_once, 'w').close()
+    record['summary']['other_cpu_share'] = 0.5
   record['injected_slowdown'] = slowdown or None
   write_record(args.result_dir, record)
   if status != 'ok':

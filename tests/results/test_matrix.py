@@ -64,20 +64,21 @@ def test_cached_venv_is_reused_and_labels_follow_versions(tmp_path):
   logs = [open(os.path.join(tmp_path / 'runs' / 'logs', name)).readline()
           for name in os.listdir(tmp_path / 'runs' / 'logs')]
   assert sum(line.startswith('$ %s ' % fake_python) for line in logs) == 2
-  # The versions take turns, run by run.
+  # The versions take turns, run by run, in a balanced order (A B, B A).
   progress = [line.split(': ')[0] for line in out.splitlines()
               if line.startswith('[')]
   current = 'tf-%s' % INSTALLED
   assert progress == [
       '[1/4] model=trivial (1/1) %s' % current,
       '[2/4] model=trivial (1/1) tf-9.9.0',
-      '[3/4] model=lenet (1/1) %s' % current,
-      '[4/4] model=lenet (1/1) tf-9.9.0']
+      '[3/4] model=lenet (1/1) tf-9.9.0',
+      '[4/4] model=lenet (1/1) %s' % current]
   # Each record says where it ran (SCHEMA.md `sequence`): one plan, the
   # round, and its place in the plan, so compare pairs a round's versions.
   by_position = frame.sort_values('sequence.position')
   assert list(by_position['sequence.position']) == [1, 2, 3, 4]
-  assert list(by_position['label']) == [current, 'tf-9.9.0'] * 2
+  assert list(by_position['label']) == [current, 'tf-9.9.0', 'tf-9.9.0',
+                                        current]
   assert list(by_position['sequence.config']) == [
       'model=trivial', 'model=trivial', 'model=lenet', 'model=lenet']
   assert set(frame['sequence.round']) == {1}

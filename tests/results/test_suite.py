@@ -200,3 +200,67 @@ def test_real_suite_with_the_trivial_model(tmp_path, capsys):
   assert set(frame['label']) == {'real'}
   assert len(set(frame['run_id'])) == 4     # four separate processes
   assert all(len(steps) == 3 for steps in frame['timing.step_times_sec'])
+
+
+def test_two_suites_writing_one_folder_credit_each_run_its_own_record(
+    tmp_path):
+  """Two runners share a result folder at the same time (two suites, or a
+  suite beside a matrix): each run is credited with the record it wrote,
+  never with the other's, though both land in the one folder."""
+  import threading  # pylint: disable=g-import-not-at-top
+  result_dir = str(tmp_path / 'runs')
+  outcomes = {}
+
+  def one(label, batch):
+    configs = [suite_file.adhoc_config(['--model=trivial',
+                                        '--batch_size=%d' % batch], 3)]
+    plan = runner.plan_runs(configs, label_override=label)
+    outcomes[label] = runner.run_all(plan, result_dir,
+                                     benchmark_script=FAKE_BENCHMARK,
+                                     stream=open(os.devnull, 'w'))
+  threads = [threading.Thread(target=one, args=args)
+             for args in (('a', 16), ('b', 64))]
+  for thread in threads:
+    thread.start()
+  for thread in threads:
+    thread.join()
+  for label, batch in (('a', 16), ('b', 64)):
+    for outcome in outcomes[label]:
+      assert outcome.ok, outcome.failure
+      assert len(outcome.record_paths) == 1, outcome.record_paths
+      assert outcome.images_per_sec == pytest.approx(batch / 0.01)
+  assert len(store.find_record_files(result_dir)) == 6
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize('signame', ['SIGTERM', 'SIGHUP'])
+def test_a_stopped_suite_stops_its_benchmark(tmp_path, signame):
+  """SIGTERM/SIGHUP to `suite`: the benchmark under way (in a session of
+  its own, so no terminal signal reaches it) is stopped, not orphaned,
+  and the suite exits as interrupted."""
+  import signal  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  import psutil  # pylint: disable=g-import-not-at-top
+  from tests.driver_helpers import REPO  # pylint: disable=g-import-not-at-top
+  result_dir = str(tmp_path / 'runs')
+  proc = subprocess.Popen(
+      [sys.executable, os.path.join(REPO, 'tf_cnn_benchmarks.py'), 'suite',
+       '--result_dir', result_dir, '--benchmark_script', FAKE_BENCHMARK,
+       '--', '--model=sleep'], stdout=subprocess.PIPE, text=True)
+  deadline = time.monotonic() + 60
+  sleeper = []
+  while not sleeper and time.monotonic() < deadline:
+    sleeper = [p for p in psutil.process_iter(['cmdline'])
+               if (p.info['cmdline'] or [None, None])[1:2] == [FAKE_BENCHMARK]
+               and result_dir in ' '.join(p.info['cmdline'])]
+    time.sleep(0.1)
+  assert sleeper, 'the benchmark never started'
+  proc.send_signal(getattr(signal, signame))
+  out, _ = proc.communicate(timeout=60)
+  assert proc.returncode == suite.EXIT_INTERRUPTED, out
+  assert 'interrupted' in out
+  psutil.wait_procs(sleeper, timeout=5)
+  assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                 for p in sleeper), 'the benchmark was left running'

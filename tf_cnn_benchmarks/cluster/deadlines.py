@@ -4,6 +4,8 @@ No TensorFlow at import: roles.py decides a task's step deadline, and the
 launcher its grace after a failure, before (or without) loading TensorFlow.
 """
 
+import time
+
 # A step may take this much longer than --stall_timeout plus the shutdown
 # grace before TensorFlow itself cancels it: the watchdog acts first.
 _STEP_BOUND_MARGIN_SECONDS = 30.0
@@ -61,3 +63,30 @@ def bounded(timeout_ms):
   """RunOptions of a cluster call that must not wait forever on a peer."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   return tf.compat.v1.RunOptions(timeout_in_ms=int(timeout_ms))
+
+
+class StartupClock:
+  """One --startup_timeout for a task's whole start-up.
+
+  A task starts in several waits one after another (its peers' ports, the
+  session, the chief's initialisation, two barriers); each takes only what
+  is left of this one bound, and the start-up guard ends the task once
+  the whole start-up has lasted it (plus the guard's grace), so the waits
+  never add up to several times --startup_timeout. It runs from ``start``
+  (the first wait on a peer: building the graph before is local work).
+  """
+
+  def __init__(self, timeout, clock=time.monotonic):
+    self.timeout = timeout
+    self._clock = clock
+    self._started = None
+
+  def start(self):
+    self._started = self._clock()
+
+  def elapsed(self):
+    return 0.0 if self._started is None else self._clock() - self._started
+
+  def left(self):
+    """Seconds this start-up may still wait (0 once it is spent)."""
+    return max(0.0, self.timeout - self.elapsed())

@@ -26,12 +26,12 @@ signals a process at a known moment instead of after a guessed sleep.
 """
 
 import os
-import sys
 import threading
 import time
 
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks.liveness import console
 from tf_cnn_benchmarks.liveness import stop_request
 
 # The record's phase for the time from the process start to the stop.
@@ -96,8 +96,7 @@ class _Guard:
             self._say('Run record: %s' % path)
         except Exception as e:  # pylint: disable=broad-except
           self._say('Could not write the run record: %s' % e)
-      sys.stdout.flush()
-      sys.stderr.flush()
+      console.flush()
       os._exit(exit_codes.INTERRUPTED)  # pylint: disable=protected-access
 
   def take_over(self, on_signal):
@@ -109,8 +108,7 @@ class _Guard:
 
 
 def _print(line):
-  print(line)
-  sys.stdout.flush()
+  console.say(line)
 
 
 def install(say=_print):

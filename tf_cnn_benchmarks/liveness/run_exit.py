@@ -12,8 +12,9 @@ second signal: the user insists).
 """
 
 import os
-import sys
 import threading
+
+from tf_cnn_benchmarks.liveness import console
 
 # Leaving in a hurry: the runtime's words to its peers get this long.
 LEAVING_SECONDS = 5.0
@@ -29,9 +30,17 @@ class RunExit:
     self._record_path = record_path
     self._say = say
     self._leave = None    # leave(status, failure): a cluster's goodbyes
+    # What must not outlive the process by its files (the --train_dir
+    # lock's holder name), undone just before os._exit, which skips every
+    # finally and atexit.
+    self._before_exit = []
 
   def attach_leave(self, leave):
     self._leave = leave
+
+  def before_exit(self, undo):
+    """``undo()`` runs just before the process leaves from here."""
+    self._before_exit.append(undo)
 
   def end(self, ending, anyway=False):
     """Ends the process with ``ending`` (endings.Ending); returns only if
@@ -51,6 +60,11 @@ class RunExit:
             daemon=True)
         leaving.start()
         leaving.join(LEAVING_SECONDS)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for undo in self._before_exit:
+      try:
+        undo()
+      except Exception as e:  # pylint: disable=broad-except
+        self._say('Could not undo %s on the way out: %s' % (
+            getattr(undo, '__qualname__', undo), e))
+    console.flush()
     os._exit(ending.exit_code)  # pylint: disable=protected-access

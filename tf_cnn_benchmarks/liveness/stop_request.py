@@ -27,7 +27,11 @@ import signal
 import threading
 import time
 
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from basics import stop_signals
+
+# Ctrl-C, SIGTERM and SIGHUP (a closed terminal): basics/stop_signals.py.
+STOP_SIGNALS = stop_signals.STOP_SIGNALS
+_SIGNALS = STOP_SIGNALS
 # A signal the main thread has not acted on in this long is acted on by
 # the thread that watches it (watchdog.py; before the run, early_signals.py).
 SIGNAL_GRACE_SECONDS = 2.0

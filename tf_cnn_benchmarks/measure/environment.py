@@ -94,6 +94,8 @@ def describe(with_tensorflow=True):
       'harness_commit_time': commit_time,
       'cpu_model': cpu_model(),
       'cpu_count': os.cpu_count(),
+      # The CPUs this process may run on (the runner pins them: --cpus).
+      'cpu_affinity': sorted(os.sched_getaffinity(0)),
       'accelerator': loaded['accelerator'],
       'hostname': socket.gethostname(),
       'platform': platform.platform(),

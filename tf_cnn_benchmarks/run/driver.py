@@ -17,6 +17,7 @@ from tf_cnn_benchmarks.config import run_mode
 from tf_cnn_benchmarks.liveness import run_exit
 from tf_cnn_benchmarks.liveness import stop_request
 from tf_cnn_benchmarks.liveness import watchdog
+from tf_cnn_benchmarks.measure import cpu_share
 from tf_cnn_benchmarks.measure import mfu
 from tf_cnn_benchmarks.run import local_runtime
 from tf_cnn_benchmarks.run import record
@@ -103,7 +104,8 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
     try:
       # Before anything is restored: a second run writing the same
       # --train_dir would overwrite this one's checkpoints.
-      with train_dir_lock.train_dir_locked(rc, runtime, reporter):
+      with train_dir_lock.train_dir_locked(rc, runtime, reporter,
+                                            leave.before_exit):
         rc = runtime.begin(rc, watch)
         # However the rest ends, the runtime sees it (a tf2 cluster task
         # leaves its note and tells its peers, also when its input fails).
@@ -177,12 +179,20 @@ def time_steps(state, loop, timing_starts=None):
     loop.warm_up()
   if timing_starts is not None:
     timing_starts()
+  # How quiet the machine was, and what the steps cost in CPU: a second
+  # view of a change in speed that other processes cannot colour.
+  others = cpu_share.OtherProcessesMeter()
+  own_before = cpu_share.own_seconds()
   try:
-    with state.watch.phase('timed_loop', announce=False):
+    with state.watch.phase('timed_loop', announce=False), others:
       loop.run()
   finally:
-    result.images_per_sec = state.times.total_images_per_sec(
-        state.rc.num_workers)
+    times = state.times
+    result.images_per_sec = times.total_images_per_sec(state.rc.num_workers)
+    result.other_cpu_share = others.share
+    images = times.num_steps * state.rc.batch_size_per_worker
+    result.cpu_seconds_per_image = ((cpu_share.own_seconds() - own_before) /
+                                    images if images else None)
   state.reporter.total(result.images_per_sec)
 
 

@@ -159,6 +159,9 @@ def _record(run_id, started_at, finished_at, p, result, config,
       'diverged_at_step': result.diverged_at_step,
       'evaluations': list(result.evaluations),
       'stopped_at_step': result.stopped_at_step,
+      'other_cpu_share': result.other_cpu_share if measured else None,
+      'cpu_seconds_per_image': (result.cpu_seconds_per_image if measured
+                                else None),
   }
   summary.update(_utilisation_summary(result.utilisation))
   timing = {

@@ -9,6 +9,7 @@ import sys
 
 import tensorflow as tf
 
+from tf_cnn_benchmarks.liveness import console
 from tf_cnn_benchmarks.process import malloc_tuning
 from tf_cnn_benchmarks.measure import environment
 from tf_cnn_benchmarks.variable_update.sync_kind import SyncKind
@@ -23,8 +24,8 @@ class Reporter:
     self.out = out or sys.stdout
 
   def say(self, text=''):
-    self.out.write(text + '\n')
-    self.out.flush()
+    # A terminal closed mid-run silences the report, not the run.
+    console.say(text, self.out)
 
   def field(self, label, value):
     self.say('%-13s%s' % (label + ':', value))

@@ -33,6 +33,10 @@ class RunResult:
   stopped_at_step: Optional[int] = None
   # Model FLOP utilisation of the timed loop (mfu.Utilisation).
   utilisation: Optional[object] = None
+  # The timed loop's share of the machine other processes used
+  # (measure/cpu_share.py), and this process's CPU seconds per image.
+  other_cpu_share: Optional[float] = None
+  cpu_seconds_per_image: Optional[float] = None
   # Cluster peers that failed while this task carried on (asynchronous
   # training): failure dicts, first first.
   peer_failures: List[dict] = dataclasses.field(default_factory=list)

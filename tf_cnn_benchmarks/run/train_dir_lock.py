@@ -37,6 +37,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 from typing import Optional
 
@@ -98,18 +99,22 @@ class TrainDirLock:
     self.train_dir = train_dir
     self._fd = fd
     self.took_over = took_over
+    # The main thread's finally and the watchdog's way out may both
+    # release it.
+    self._release_lock = threading.Lock()
 
   def release(self):
-    if self._fd is None:
-      return
-    # The name goes first, while the lock is still held: a holder file
-    # without a lock then always means a run that was killed.
-    try:
-      os.unlink(os.path.join(self.train_dir, HOLDER_NAME))
-    except FileNotFoundError:
-      pass
-    os.close(self._fd)  # releases the flock
-    self._fd = None
+    with self._release_lock:
+      if self._fd is None:
+        return
+      # The name goes first, while the lock is still held: a holder file
+      # without a lock then always means a run that was killed.
+      try:
+        os.unlink(os.path.join(self.train_dir, HOLDER_NAME))
+      except FileNotFoundError:
+        pass
+      os.close(self._fd)  # releases the flock
+      self._fd = None
 
   def took_over_line(self):
     """The line that says this run took a killed run's lock over."""
@@ -191,13 +196,16 @@ def writes_train_dir(rc, runtime):
 
 
 @contextlib.contextmanager
-def train_dir_locked(rc, runtime, reporter):
-  """Holds --train_dir's lock for the run, when this run
-  writes there; raises TrainDirInUse when another run does."""
+def train_dir_locked(rc, runtime, reporter, before_exit):
+  """Holds --train_dir's lock for the run, when this run writes there;
+  raises TrainDirInUse when another run does. ``before_exit(release)``
+  registers the release with the run's way out past a stuck main thread
+  (liveness/run_exit.py), which skips this block's finally."""
   if not writes_train_dir(rc, runtime):
     yield
     return
   lock = acquire(rc.params.train_dir)
+  before_exit(lock.release)
   try:
     if lock.took_over is not None:
       reporter.say(lock.took_over_line())

@@ -34,6 +34,7 @@ from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster.launch import ssh_hosts
 from tf_cnn_benchmarks.cluster.launch import task_processes
+from tf_cnn_benchmarks.liveness import stop_request
 
 def make_parser():
   parser = argparse.ArgumentParser(
@@ -198,7 +199,7 @@ def main(argv):
       launcher.say(str(e))
       return e.exit_code
   previous = {sig: signal.signal(sig, launcher.handle_signal)
-              for sig in (signal.SIGINT, signal.SIGTERM)}
+              for sig in stop_request.STOP_SIGNALS}
   try:
     launcher.say('cluster: %s' % ', '.join(
         '%s %s' % (t.label, t.address) for t in tasks))

@@ -40,6 +40,7 @@ import threading
 import time
 
 from tf_cnn_benchmarks.cluster.launch import process_groups
+from tf_cnn_benchmarks.liveness import stop_request
 
 # Starts every line the guard (not the task) prints; the task never does.
 MARK = '@@tf_cnn_benchmarks '
@@ -96,7 +97,7 @@ def _task_flags(flags, result_dir):
 def run_task(flags):
   result_dir = tempfile.mkdtemp(prefix='tf_cnn_benchmarks-records-')
   stop = threading.Event()
-  for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+  for sig in stop_request.STOP_SIGNALS:
     signal.signal(sig, lambda *_: stop.set())
   try:
     child = subprocess.Popen(

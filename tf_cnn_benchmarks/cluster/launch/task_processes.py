@@ -24,6 +24,7 @@ from tf_cnn_benchmarks.cluster.launch import launch_summary
 from tf_cnn_benchmarks.cluster.launch import process_groups
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.launch import ssh_remote
+from tf_cnn_benchmarks.liveness import console
 
 # A remote task's ssh channel closes this much later than the task ends.
 REMOTE_EXTRA_GRACE_SECONDS = 10.0
@@ -176,8 +177,7 @@ class Supervisor:
 
   def say(self, text):
     with self.lock:
-      self.out.write('[launch] %s\n' % text)
-      self.out.flush()
+      console.write('[launch] %s\n' % text, self.out)
 
   def _pump(self, task):
     for raw in task.process.stdout:
@@ -187,8 +187,7 @@ class Supervisor:
       task.lines.append(line)
       with self.lock:
         try:
-          self.out.write('[%s] %s\n' % (task.label, line))
-          self.out.flush()
+          console.write('[%s] %s\n' % (task.label, line), self.out)
         except (OSError, ValueError):
           # Our own output is gone (e.g. a closed pipe): keep draining the
           # task's, or it would block on a full pipe.

@@ -45,6 +45,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.cluster import deadlines
+from tf_cnn_benchmarks.liveness import endings
 
 tf1 = tf.compat.v1
 
@@ -77,14 +78,53 @@ class Snapshot:
     return [i for i in running if self.started[i] < newest]
 
 
-def _note(raw):
-  text = raw.decode('utf-8', 'replace') if isinstance(raw, bytes) else raw
-  if not text:
+# How a client may say it left (liveness/endings.py's statuses, and ok).
+NOTE_STATUSES = ('ok', endings.FAILED, endings.STALLED, endings.UNREACHABLE,
+                 endings.INTERRUPTED)
+_FAILURE_KEYS = ('type', 'message', 'task', 'hint')
+
+
+def note_from(value):
+  """A client's exit note as every reader may trust it: None while the
+  client runs, else {'status': one of NOTE_STATUSES, 'failure': None or a
+  failures.failure dict of strings, 'provisional': whether a fuller note
+  is on its way (the failure is known, its details are still being found:
+  a bad record being located)}.
+
+  ``value``: the board's raw text (JSON; bytes or str, '' while running) or
+  the decoded entry of the tf2 board. Anything else, garbled or forged,
+  reads as the client's failure saying so: one bad note must not take the
+  watchdog's stall and peer checks down with it for the rest of the run.
+  """
+  if isinstance(value, bytes):
+    value = value.decode('utf-8', 'replace')
+  if isinstance(value, str):
+    if not value:
+      return None
+    try:
+      value = json.loads(value)
+    except ValueError:
+      return _malformed(value)
+  if value is None:
     return None
-  try:
-    return json.loads(text)
-  except ValueError:
-    return {'status': 'failed', 'failure': failures.failure('Unknown', text)}
+  if not isinstance(value, dict) or value.get('status') not in NOTE_STATUSES:
+    return _malformed(value)
+  failure = value.get('failure')
+  if failure is not None and not (
+      isinstance(failure, dict) and all(
+          isinstance(failure.get(k), (str, type(None)))
+          for k in _FAILURE_KEYS)):
+    return _malformed(value)
+  return {'status': value['status'],
+          'failure': None if failure is None else {
+              k: failure.get(k) for k in _FAILURE_KEYS},
+          'provisional': value.get('provisional') is True}
+
+
+def _malformed(value):
+  return {'status': endings.FAILED, 'failure': failures.failure(
+      'MalformedNote', 'left an exit note that is not one: %s' % (
+          repr(value)[:200],)), 'provisional': False}
 
 
 def chief_initialised_vector(initial_value, name):
@@ -181,7 +221,7 @@ class ProgressBoard:
         self._read, options=deadlines.bounded(timeout_ms))
     return Snapshot(tuple(int(s) for s in started),
                     tuple(int(c) for c in completed),
-                    tuple(_note(n) for n in notes),
+                    tuple(note_from(n) for n in notes),
                     tuple(float(c) for c in compute))
 
   def exists(self, sess, timeout_ms):

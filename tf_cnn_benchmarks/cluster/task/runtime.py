@@ -20,6 +20,7 @@ import time
 
 import tensorflow as tf
 
+import preprocessing
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.config import run_config
@@ -79,6 +80,9 @@ class ClusterRuntime:
     """Starts this task's server; returns rc with the started role."""
     self.run_watch = run_watch
     self._mode = rc.mode
+    # One --startup_timeout for every wait from the peers' ports to the
+    # start barrier (started in open_session).
+    self.startup = deadlines.StartupClock(self.params.startup_timeout)
     params = self.params
     # A worker's server holds its towers; the controller's holds no tower.
     num_devices = params.num_gpus if self.role.job_name == roles.WORKER else 1
@@ -107,7 +111,7 @@ class ClusterRuntime:
     count). Last in the graph: the start may initialise every local
     variable that exists by now."""
     needs = variable_manager.cluster_start(global_step)
-    self.start = start_protocol.build(self.role, self.params, needs)
+    self.start = start_protocol.build(self.role, needs, self.startup)
     self.labels = done_signals.client_labels(self.role)
     self.client_index = self.labels.index(self.role.task_name)
     board_device = needs.barrier_device or self.role.device + '/device:CPU:0'
@@ -168,10 +172,11 @@ class ClusterRuntime:
     config = self._session_config(config)
     peers = self.role.session_peers()
     run_watch = self.run_watch
-    self.checks = task_checks.TaskChecks(self.role, self.params,
-                                      self.role.all_peers(), peers,
-                                      run_watch, self._note_peer_failure,
-                                      note_stragglers=self._note_stragglers)
+    self.startup.start()
+    self.checks = task_checks.TaskChecks(
+        self.role, self.params, self.startup, self.role.all_peers(), peers,
+        run_watch, self._note_peer_failure,
+        note_stragglers=self._note_stragglers)
     self.checks.start()
     try:
       names = self.wait_for_peers(peers)
@@ -200,13 +205,14 @@ class ClusterRuntime:
       self.checks.stop()
 
   def wait_for_peers(self, peers):
-    """Waits (phase 'peers', at most --startup_timeout) until every one of
+    """Waits (phase 'peers', at most what is left of --startup_timeout)
+    until every one of
     ``peers`` ({label: address}) accepts connections: TensorFlow would
     wait for them unbounded. Returns their names, for the next phase."""
     names = ', '.join(sorted(peers))
     with self.run_watch.phase('peers', 'waiting for %s to accept '
                               'connections' % names):
-      reachability.wait_for(peers, self.params.startup_timeout,
+      reachability.wait_for(peers, self.startup.left(),
                             '%s cannot start' % self.role.task_name)
     return names
 
@@ -351,5 +357,17 @@ class ClusterRuntime:
                                 'failure': exc.root_cause})
       return
     if self._rc is not None:
+      if self._rc.params.data_dir and preprocessing.may_need_locating(exc):
+        # Finding the bad record re-reads shards, for up to
+        # diagnosis.RESCAN_SECONDS on real-sized ones; the peers whose
+        # collectives this failure aborted look for its root cause for a
+        # few seconds only. So they learn at once that it is this task's
+        # data, and the exact record follows.
+        first = failures.failure(
+            'DataError', 'bad input data on %s (%s); locating the record' % (
+                self.role.task_name, failures.first_line(exc)),
+            self.role.task_name)
+        self._leave_note(sess, {'status': status, 'failure': first,
+                                'provisional': True})
       self._leave_note(sess, {'status': status,
                               'failure': failures.describe(exc, self._rc)})

@@ -43,7 +43,8 @@ class StartBarrier:
       if time.monotonic() >= deadline:
         raise ClusterWaitTimeout(
             'The chief (worker0) did not initialise the cluster within '
-            '%.0f s (--startup_timeout); is it running?' % timeout,
+            '%.0f s (what start-up had left of --startup_timeout); is it '
+            'running?' % timeout,
             ['worker0'])
       time.sleep(_POLL_SECONDS)
 
@@ -59,8 +60,8 @@ class StartBarrier:
         return
       if time.monotonic() >= deadline:
         raise ClusterWaitTimeout(
-            '%s never reached the %s barrier within %.0f s '
-            '(--startup_timeout); %d of %d workers did.' % (
+            '%s never reached the %s barrier within %.0f s (what start-up '
+            'had left of --startup_timeout); %d of %d workers did.' % (
                 ', '.join(missing), what, timeout,
                 self.num_workers - len(missing), self.num_workers), missing)
       time.sleep(_POLL_SECONDS)

@@ -23,11 +23,13 @@ what the main thread is waiting for.
 from tf_cnn_benchmarks.cluster.task import start_barrier
 
 
-def build(role, params, needs):
-  """The start protocol of ``role``'s cluster (in the task's graph)."""
+def build(role, needs, startup):
+  """The start protocol of ``role``'s cluster (in the task's graph);
+  ``startup``: the task's deadlines.StartupClock, whose time left bounds
+  each wait."""
   if needs.barrier_device is None:
     return InGraphStart()
-  return BetweenGraphStart(role, params, needs)
+  return BetweenGraphStart(role, needs, startup)
 
 
 class InGraphStart:
@@ -45,9 +47,9 @@ class InGraphStart:
 class BetweenGraphStart:
   """The chief initialises the shared state; two barriers (see above)."""
 
-  def __init__(self, role, params, needs):
+  def __init__(self, role, needs, startup):
     self.role = role
-    self.timeout = params.startup_timeout
+    self.startup = startup
     self.needs = needs
     self.barrier = start_barrier.StartBarrier(
         needs.barrier_device, role.num_workers, role.task_index)
@@ -63,12 +65,13 @@ class BetweenGraphStart:
     else:
       with doing('waiting for the chief (worker0) to initialise the '
                  'cluster'):
-        self.barrier.wait_until_created(sess, self.timeout)
+        self.barrier.wait_until_created(sess, self.startup.left())
       with doing('initialising this worker\'s own variables'):
         sess.run(self.needs.own_init_ops)
         sess.run(built.input_init_ops)
     with doing('waiting at the initialisation barrier'):
-      self.barrier.arrive_and_wait(sess, 1, self.timeout, 'initialisation')
+      self.barrier.arrive_and_wait(sess, 1, self.startup.left(),
+                                   'initialisation')
     with doing('post-initialisation (values from the chief)'):
       if self.role.is_chief and self.needs.chief_post_init_ops:
         sess.run(self.needs.chief_post_init_ops)
@@ -78,4 +81,4 @@ class BetweenGraphStart:
       # last: it must see what the cluster post-init brought in.
       sess.run(built.post_init_ops)
     with doing('waiting at the start barrier'):
-      self.barrier.arrive_and_wait(sess, 2, self.timeout, 'start')
+      self.barrier.arrive_and_wait(sess, 2, self.startup.left(), 'start')

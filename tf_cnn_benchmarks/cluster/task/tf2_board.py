@@ -112,7 +112,7 @@ class KeyValueBoard:
           _KEY % i, timeout_in_ms=max(1, int(min(timeout_ms, _KEY_READ_MS))))
     except tf.errors.DeadlineExceededError:
       return self._last_seen[i]
-    entry = json.loads(text)
+    entry = _entry_from(text)
     self._last_seen[i] = entry
     return entry
 
@@ -123,13 +123,31 @@ class KeyValueBoard:
     del sess
     with self._lock:
       self._write(timeout_ms)
-    entries = [self._entry(i, timeout_ms) or {}
+    entries = [self._entry(i, timeout_ms) or _entry_from('')
                for i in range(self._num_clients)]
     return progress_board.Snapshot(
-        tuple(int(e.get('started', 0)) for e in entries),
-        tuple(int(e.get('completed', 0)) for e in entries),
-        tuple(e.get('note') for e in entries),
+        tuple(e['started'] for e in entries),
+        tuple(e['completed'] for e in entries),
+        tuple(e['note'] for e in entries),
         (0.0,) * self._num_clients)
+
+
+def _entry_from(text):
+  """A client's entry as readers may trust it: counts that are whole
+  numbers (else 0) and a progress_board.note_from note; a garbled entry
+  reads as that client's malformed note, never as an error of the read."""
+  try:
+    entry = json.loads(text) if text else {}
+  except ValueError:
+    entry = {'note': text}
+  if not isinstance(entry, dict):
+    entry = {'note': entry}
+
+  def count(key):
+    value = entry.get(key, 0)
+    return value if isinstance(value, int) and value >= 0 else 0
+  return {'started': count('started'), 'completed': count('completed'),
+          'note': progress_board.note_from(entry.get('note'))}
 
 
 class LocalBoard:

@@ -113,9 +113,12 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     self.labels = done_signals.client_labels(role)
     self.client_index = self.labels.index(role.task_name)
     peers = role.all_peers()
+    # Joining the cluster is its start-up: one --startup_timeout for it.
+    self.startup = deadlines.StartupClock(params.startup_timeout)
+    self.startup.start()
     self.checks = task_checks.TaskChecks(
-        role, params, peers, peers, run_watch, self._note_peer_failure,
-        note_stragglers=self._note_stragglers)
+        role, params, self.startup, peers, peers, run_watch,
+        self._note_peer_failure, note_stragglers=self._note_stragglers)
     self.checks.start()
     try:
       strategies.set_threads(params)

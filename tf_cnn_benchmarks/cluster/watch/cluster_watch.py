@@ -15,6 +15,7 @@ import time
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.liveness import endings
 from tf_cnn_benchmarks.cluster.watch import peer_failures
+from tf_cnn_benchmarks.cluster.watch import root_cause
 from tf_cnn_benchmarks.cluster.watch import stragglers
 
 # Probe peers once the cluster has been quiet this long (or 3 step times).
@@ -80,6 +81,8 @@ class ClusterWatch:
     self.last_progress = None
     self._last_completed = None
     self._client_changed = {}  # client index -> when its count last moved
+    # client index -> when its provisional note was first read
+    self._provisional_since = {}
     self._report_stragglers = report_stragglers
     self.stragglers = None
 
@@ -97,7 +100,7 @@ class ClusterWatch:
         BOARD_READ_SECONDS + 1)
     if ok:
       self._take(value, now)
-      ending = self._check_notes(value)
+      ending = self._check_notes(value, now)
       if ending is not None:
         return ending
     else:
@@ -135,10 +138,16 @@ class ClusterWatch:
                for i, changed in self._client_changed.items()
                if i != self.own_index)
 
-  def _check_notes(self, snapshot):
+  def _check_notes(self, snapshot, now):
     for i, note in enumerate(snapshot.notes):
       if i == self.own_index or not note or note.get('status') == 'ok':
         continue
+      if note.get('provisional'):
+        # Its fuller note is on the way: as long as the main thread's
+        # root-cause search would wait for it (root_cause.py).
+        since = self._provisional_since.setdefault(i, now)
+        if now - since < root_cause.PEER_FAILURE_WAIT_SECONDS:
+          continue
       label = self.labels[i]
       status = note.get('status', endings.FAILED)
       run_failure = peer_failures.from_peer_note(label, status,

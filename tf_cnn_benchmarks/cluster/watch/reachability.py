@@ -10,9 +10,16 @@ that is gone from one that is unreachable. ``is_gone`` is the one place
 that decides which:
 
   * gone: the peer's host answered and refused (or reset) the connection,
-    so nothing listens on the port: its process crashed or was killed;
-  * unreachable: no answer at all (a timeout, no route): a network
-    partition or a frozen host, which may heal.
+    so nothing listens on the port: its process crashed or was killed; or
+    the peer's name no longer exists (NXDOMAIN): in Kubernetes a pod's name
+    goes with the pod (a headless Service lists running pods only);
+  * unreachable: no answer at all (a timeout, no route, a DNS server that
+    does not answer): a network partition or a frozen host, which may
+    heal.
+
+Every probe is bounded by its timeout, the name lookup too: the C
+resolver itself may block 5 to 30 s on a DNS server that does not answer,
+which would hold up the watchdog and the task's way out.
 
 A third state only a stalled run asks about (``frozen_peers``): a peer
 whose process is stopped (SIGSTOP, a debugger) or wedged still accepts
@@ -26,6 +33,7 @@ No TensorFlow here: the ps task and the launcher use it too.
 import concurrent.futures
 import errno
 import socket
+import threading
 import time
 
 import grpc
@@ -35,6 +43,8 @@ from tf_cnn_benchmarks.cluster import roles
 
 REFUSED = 'connection refused'
 RESET = 'connection reset'
+# The start of the reason for a name that does not exist (NXDOMAIN).
+NO_SUCH_NAME = 'no such host name'
 # A peer counts as gone after this many refused probes in a row (about a
 # second apart): one refusal could be a server restarting its listener.
 REFUSALS_TO_GONE = 2
@@ -58,14 +68,43 @@ class ClusterWaitTimeout(RuntimeError):
     self.missing = missing
 
 
+def _resolve(host, port, timeout):
+  """(a numeric address to connect to, None) or (None, why not), within
+  ``timeout`` s: the lookup runs in a thread of its own, left behind
+  (daemon) if the resolver blocks longer."""
+  found = {}
+
+  def lookup():
+    try:
+      found['info'] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+      found['error'] = e
+  thread = threading.Thread(target=lookup, name='name-lookup', daemon=True)
+  thread.start()
+  thread.join(timeout)
+  if thread.is_alive():
+    return None, 'its name lookup took over %.0f s (DNS not answering)' % (
+        timeout)
+  error = found.get('error')
+  if error is None:
+    return found['info'][0][4][0], None
+  if error.errno == socket.EAI_NONAME:
+    return None, '%s (%s does not resolve)' % (NO_SUCH_NAME, host)
+  if error.errno == socket.EAI_AGAIN:
+    return None, 'its name lookup failed for now (%s: %s)' % (
+        host, error.strerror)
+  return None, 'host name unknown (%s: %s)' % (host, error.strerror)
+
+
 def probe(address, timeout=1.0):
   """None when a server accepts connections at 'host:port', else why not."""
   host, port = roles.split_address(address)
+  numeric, why = _resolve(host, port, timeout)
+  if why is not None:
+    return why
   try:
-    with socket.create_connection((host, port), timeout=timeout):
+    with socket.create_connection((numeric, port), timeout=timeout):
       return None
-  except socket.gaierror:
-    return 'host name unknown (%s does not resolve)' % host
   except ConnectionRefusedError:
     return REFUSED
   except ConnectionResetError:
@@ -154,10 +193,12 @@ def is_gone(reason):
   """Does a probe result mean the peer's process is not running at all?
 
   The peer's host answered and refused (or reset) the connection: nothing
-  listens on the port any more. Every other reason may be the network,
-  and may heal: the peer is unreachable, not gone.
+  listens on the port any more; or its name is gone (a Kubernetes pod's
+  goes with the pod). Every other reason may be the network, and may
+  heal: the peer is unreachable, not gone.
   """
-  return reason in (REFUSED, RESET)
+  return reason in (REFUSED, RESET) or (
+      reason is not None and reason.startswith(NO_SUCH_NAME))
 
 
 def state(reason):
@@ -193,7 +234,8 @@ def wait_for(addresses, timeout, what):
       return
     if time.monotonic() >= deadline:
       raise ClusterWaitTimeout(
-          '%s: no server answered at %s within %.0f s (--startup_timeout); '
+          '%s: no server answered at %s within %.0f s (of '
+          '--startup_timeout); '
           'start those tasks, or check the addresses and that this host '
           'can reach them.' % (what, ', '.join(
               describe(label, waiting[label], reasons[label])

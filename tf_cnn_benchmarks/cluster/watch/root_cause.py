@@ -16,7 +16,9 @@ aborted at once. So ``find`` keeps looking (board, then probes, every
 half second) until a peer's failure is known, for at most
 PEER_FAILURE_WAIT_SECONDS (plus one round in progress). Only then may a
 secondary error name this task itself: never while a peer's failure can
-still be learned within that bound.
+still be learned within that bound. A peer's provisional note (its
+failure known, its details still being found) is the answer only when no
+fuller one comes within the same bound.
 """
 
 import time
@@ -48,12 +50,14 @@ def find(sess, board, labels, own_index, peers, exc):
   left_ok = set()  # peers that finished normally: a closed port is fine
   failing = {}  # label -> (probes failed in a row, first such round, why)
   rounds = 0
+  provisional = None
   while True:
     remaining_ms = (deadline - time.monotonic()) * 1000
-    ending = _from_notes(sess, board, labels, own_index, left_ok,
-                         max(200, min(_BOARD_READ_MS, remaining_ms)))
-    if ending is not None:
+    ending, final = _from_notes(sess, board, labels, own_index, left_ok,
+                                max(200, min(_BOARD_READ_MS, remaining_ms)))
+    if ending is not None and final:
       return ending
+    provisional = ending or provisional
     for label, reason in reachability.probe_all(peers).items():
       if reason and label not in left_ok:
         count, first, _ = failing.get(label, (0, rounds, None))
@@ -70,18 +74,19 @@ def find(sess, board, labels, own_index, peers, exc):
       return endings.Ending(*peer_failures.lost_peer(
           label, peers[label], lost[label][2], own_error))
     if time.monotonic() >= deadline:
-      return None
+      return provisional
     rounds += 1
     time.sleep(_PROBE_PAUSE_SECONDS)
 
 
 def _from_notes(sess, board, labels, own_index, left_ok, timeout_ms):
-  """The Ending a peer's failure note on the board gives, if any; adds
-  the peers that left with an "ok" note to ``left_ok``."""
+  """(the Ending a peer's failure note on the board gives, or None; is
+  that note final); adds the peers that left with an "ok" note to
+  ``left_ok``."""
   try:
     snapshot = board.read(sess, int(timeout_ms))
   except tf.errors.OpError:
-    return None  # The board's host may be the one that is gone.
+    return None, False  # The board's host may be the one that is gone.
   for i, note in enumerate(snapshot.notes):
     if i == own_index or not note:
       continue
@@ -91,5 +96,6 @@ def _from_notes(sess, board, labels, own_index, left_ok, timeout_ms):
       continue
     return endings.Ending(
         endings.after_peer_left(status),
-        peer_failures.from_peer_note(labels[i], status, note.get('failure')))
-  return None
+        peer_failures.from_peer_note(labels[i], status, note.get('failure'))
+    ), not note.get('provisional')
+  return None, False

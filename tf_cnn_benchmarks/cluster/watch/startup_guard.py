@@ -1,9 +1,11 @@
-"""Start-up must end: a task stuck in one start-up activity is ended.
+"""Start-up must end: a task whose start-up lasts too long is ended.
 
-Creating the session, initialising, a barrier: when one of them has lasted
+Creating the session, initialising, a barrier: when the whole start-up
+(deadlines.StartupClock, from the task's server start) has lasted
 --startup_timeout plus a grace, the task ends, naming the peers it cannot
-reach (TensorFlow cannot cancel session creation; the barriers' own bounds
-normally fire first, and say more).
+reach (TensorFlow cannot cancel session creation; the waits' own bounds,
+each what is left of the one start-up bound, normally fire first, and say
+more).
 """
 
 from tf_cnn_benchmarks import failures
@@ -21,16 +23,21 @@ CREATING_SESSION = 'creating the session'
 
 class StartupGuard:
 
-  def __init__(self, role, params, prober, session_peers):
-    """``session_peers``: {label: address} the session waits for."""
+  def __init__(self, role, startup, prober, session_peers):
+    """``startup``: the task's deadlines.StartupClock; ``session_peers``:
+    {label: address} the session waits for."""
     self.role = role
-    self.timeout = params.startup_timeout
+    self.startup = startup
+    self.timeout = startup.timeout
     self.prober = prober
     self.session_peers = dict(session_peers)
 
   def check(self, now, doing, doing_for):
-    """An Ending once ``doing`` has lasted too long; else None."""
+    """An Ending once the start-up (in ``doing`` now, for ``doing_for``
+    s) has lasted too long; else None."""
+    del doing_for  # one activity is never longer than the whole start-up
     bound = self.timeout + min(STARTUP_GRACE_SECONDS, max(3.0, self.timeout))
+    doing_for = self.startup.elapsed()
     if doing_for <= bound:
       return None
     missing = stall_report.unreachable_peers(self.prober.probe(now))

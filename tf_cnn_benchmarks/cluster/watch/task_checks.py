@@ -30,9 +30,10 @@ CREATING_SESSION = startup_guard.CREATING_SESSION
 class TaskChecks:
   """The cluster's checks; see the module docstring."""
 
-  def __init__(self, role, params, peers, session_peers, run_watch,
+  def __init__(self, role, params, startup, peers, session_peers, run_watch,
                note_peer_failure, note_stragglers=None):
-    """``peers``: {label: address} of every other task of the cluster;
+    """``startup``: the task's deadlines.StartupClock;
+    ``peers``: {label: address} of every other task of the cluster;
     ``session_peers``: those this task's session waits for when created;
     ``run_watch``: the run's liveness/watchdog.Watchdog (its activity, its
     stop request, its output). ``note_peer_failure(failure)`` records a
@@ -46,7 +47,7 @@ class TaskChecks:
     self._phase = STARTING
     self.activity = run_watch.activity
     prober = peer_prober.PeerProber(peers)
-    self.startup = startup_guard.StartupGuard(role, params, prober,
+    self.startup = startup_guard.StartupGuard(role, startup, prober,
                                               session_peers)
     self.watch = cluster_watch.ClusterWatch(role, prober, self._carry_on,
                                             self._report_stragglers)

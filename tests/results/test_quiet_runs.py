@@ -1,0 +1,109 @@
+"""The runner's low-noise settings (results/quiet_runs.py), on the fake
+benchmark: pinned CPUs and threads, calibrated length, disturbed runs set
+aside and run again, and the balanced order."""
+
+import os
+
+import pytest
+
+from results import quiet_runs
+from results import runner
+from results import store
+from tests.results.test_suite import FAKE_BENCHMARK, _suite
+
+
+def _commands(result_dir):
+  logs = os.path.join(result_dir, 'logs')
+  return [open(os.path.join(logs, name)).readline()
+          for name in sorted(os.listdir(logs))]
+
+
+def test_two_sides_take_turns_in_a_balanced_order():
+  plans = [['a%d' % i for i in range(4)], ['b%d' % i for i in range(4)]]
+  assert runner.interleave(plans) == ['a0', 'b0', 'b1', 'a1', 'a2', 'b2',
+                                      'b3', 'a3']
+
+
+def test_runs_are_pinned_to_the_cpu_set_with_as_many_threads(tmp_path,
+                                                             capsys):
+  cpus = sorted(os.sched_getaffinity(0))[:1]
+  code, out = _suite(['--result_dir', tmp_path, '--repeat', '2', '--cpus',
+                      str(cpus[0]), '--benchmark_script', FAKE_BENCHMARK,
+                      '--', '--model=trivial'], capsys)
+  assert code == 0, out
+  frame = store.load_runs([tmp_path])
+  assert [list(a) for a in frame['environment.cpu_affinity']] == [cpus] * 2
+  for command in _commands(tmp_path):
+    assert '--num_intra_threads=1 --num_inter_threads=1' in command, command
+
+
+def test_flags_that_set_threads_win(tmp_path, capsys):
+  code, out = _suite(['--result_dir', tmp_path, '--benchmark_script',
+                      FAKE_BENCHMARK, '--', '--model=trivial',
+                      '--num_intra_threads=3'], capsys)
+  assert code == 0, out
+  (command,) = _commands(tmp_path)
+  assert '--num_intra_threads=3' in command
+  assert command.count('--num_intra_threads') == 1
+
+
+def test_the_run_length_is_calibrated_to_the_target(tmp_path, capsys):
+  """The fake's steps take 0.01 s: 0.5 s of them is 50 steps; the
+  calibration run's record is not among the results."""
+  code, out = _suite(['--result_dir', tmp_path, '--repeat', '3',
+                      '--target_seconds', '0.5', '--benchmark_script',
+                      FAKE_BENCHMARK, '--', '--model=trivial'], capsys)
+  assert code == 0, out
+  assert 'calibration of model=trivial: 0.0100 s a step, so ' \
+      '--num_batches=50 for 0.5 s' in out.out
+  assert len(store.find_record_files(str(tmp_path))) == 3
+  commands = _commands(tmp_path)
+  assert len(commands) == 3
+  assert all('--num_batches=50' in command for command in commands)
+
+
+def test_flags_that_set_the_length_are_not_calibrated(tmp_path, capsys):
+  code, out = _suite(['--result_dir', tmp_path, '--target_seconds', '0.5',
+                      '--benchmark_script', FAKE_BENCHMARK, '--',
+                      '--model=trivial', '--num_batches=7'], capsys)
+  assert code == 0, out
+  assert 'calibration' not in out.out
+
+
+def test_a_disturbed_run_is_set_aside_and_run_again(tmp_path, capsys,
+                                                    monkeypatch):
+  monkeypatch.setenv('TF_CNN_BENCHMARKS_TEST_FAKE_BUSY_ONCE',
+                     str(tmp_path / 'busy'))
+  result_dir = tmp_path / 'runs'
+  code, out = _suite(['--result_dir', result_dir, '--repeat', '2',
+                      '--benchmark_script', FAKE_BENCHMARK, '--',
+                      '--model=trivial'], capsys)
+  assert code == 0, out
+  assert ('other processes used 50% of the CPU during its timed loop; set '
+          'aside, running it again') in out.out
+  assert '(run 2 times: the machine was busy)' in out.out
+  assert '1 run(s) were run again' in out.out
+  assert len(store.find_record_files(str(result_dir))) == 2
+  aside = os.listdir(result_dir / quiet_runs.DISTURBED_FOLDER)
+  assert len(aside) == 1
+
+
+@pytest.mark.parametrize('args,words', [
+    (['--cpus', 'x'], 'is not a CPU list'),
+    (['--cpus', '4096'], 'may run on CPUs'),
+    (['--target_seconds', '0'], 'must be positive'),
+    (['--max_other_cpu_share', '2'], 'between 0 and 1')])
+def test_bad_noise_options_are_usage_errors(tmp_path, capsys, args, words):
+  try:
+    code, out = _suite(['--result_dir', tmp_path] + args + [
+        '--benchmark_script', FAKE_BENCHMARK, '--', '--model=trivial'],
+                       capsys)
+  except SystemExit as e:  # argparse's own refusal
+    code, out = e.code, capsys.readouterr()
+  assert code == 2 and words in out.err, out
+
+
+def test_parse_cpus():
+  assert quiet_runs.parse_cpus('0-2,5') == (0, 1, 2, 5)
+  with pytest.raises(ValueError):
+    quiet_runs.parse_cpus('a')
