@@ -159,10 +159,14 @@ def _run_process(command, log_path, timeout, env, preexec=None):
     log_file.flush()
     # Own session: on timeout the whole process group (the benchmark and any
     # helper it started) is stopped, not just the top process.
-    process = subprocess.Popen(command, stdout=log_file,
-                               stderr=subprocess.STDOUT, env=env,
-                               start_new_session=True, preexec_fn=preexec)
+    # A stop signal inside Popen would leave the started benchmark with
+    # nobody holding it: it is acted on once Popen has returned.
+    with _stop_deferred():
+      process = subprocess.Popen(command, stdout=log_file,
+                                 stderr=subprocess.STDOUT, env=env,
+                                 start_new_session=True, preexec_fn=preexec)
     try:
+      _raise_deferred_stop()
       exit_code = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
       os.killpg(process.pid, signal.SIGKILL)
@@ -372,7 +376,11 @@ def _signals_interrupt():
 
   def interrupt(signum, frame):
     del frame
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+    name = signal.Signals(signum).name
+    if _deferral['depth']:
+      _deferral['pending'] = name
+      return
+    raise KeyboardInterrupt(name)
   previous = {sig: signal.signal(sig, interrupt)
               for sig in stop_signals.STOP_SIGNALS}
   try:
@@ -380,6 +388,26 @@ def _signals_interrupt():
   finally:
     for sig, handler in previous.items():
       signal.signal(sig, handler)
+
+
+# A stop signal that came while the runner could not act on it (inside
+# Popen): raised as soon as it can (_raise_deferred_stop).
+_deferral = {'depth': 0, 'pending': None}
+
+
+@contextlib.contextmanager
+def _stop_deferred():
+  _deferral['depth'] += 1
+  try:
+    yield
+  finally:
+    _deferral['depth'] -= 1
+
+
+def _raise_deferred_stop():
+  name, _deferral['pending'] = _deferral['pending'], None
+  if name:
+    raise KeyboardInterrupt(name)
 
 
 def failure_report(outcomes):

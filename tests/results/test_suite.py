@@ -264,3 +264,16 @@ def test_a_stopped_suite_stops_its_benchmark(tmp_path, signame):
   psutil.wait_procs(sleeper, timeout=5)
   assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
                  for p in sleeper), 'the benchmark was left running'
+
+
+def test_a_stop_signal_inside_popen_is_acted_on_once_popen_returns():
+  """Between the benchmark's start and Popen's return the runner holds no
+  handle on it: a signal there is deferred, then raised (so the run is
+  stopped, not orphaned)."""
+  import signal  # pylint: disable=g-import-not-at-top
+  with runner._signals_interrupt():  # pylint: disable=protected-access
+    with runner._stop_deferred():  # pylint: disable=protected-access
+      os.kill(os.getpid(), signal.SIGTERM)  # handled here: deferred
+    with pytest.raises(KeyboardInterrupt, match='SIGTERM'):
+      runner._raise_deferred_stop()  # pylint: disable=protected-access
+    runner._raise_deferred_stop()  # once only  # pylint: disable=protected-access
