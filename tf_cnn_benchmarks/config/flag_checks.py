@@ -73,6 +73,7 @@ def validate(p):
                      '--data_dir (synthetic data has no pipeline to '
                      'measure).')
   _validate_all_reduce_flags(p)
+  _validate_gpu_flags(p)
   if p.piecewise_learning_rate_schedule:
     parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
     if p.init_learning_rate is not None:
@@ -231,6 +232,19 @@ def _validate_all_reduce_flags(p):
         '--variable_consistency=relaxed defers gradients by one step in '
         'replicated and distributed_replicated mode; --variable_update=%s '
         'has no such step.' % p.variable_update)
+
+
+def _validate_gpu_flags(p):
+  if p.per_gpu_thread_count and p.gpu_thread_mode == 'global':
+    raise UsageError(
+        '--per_gpu_thread_count=%d sizes the per-GPU thread pools of '
+        '--gpu_thread_mode=gpu_private or gpu_shared; with '
+        '--gpu_thread_mode=global the GPUs use TensorFlow\'s shared pool. '
+        'Drop one of them.' % p.per_gpu_thread_count)
+  try:
+    all_reduce_spec.ring_order(p.gpu_indices, p.num_gpus)
+  except all_reduce_spec.SpecError as e:
+    raise UsageError(str(e)) from None
 
 
 # The original's --input_preprocessor names other than 'default', and why

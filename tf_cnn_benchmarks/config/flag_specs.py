@@ -36,6 +36,7 @@ class FlagSpec:
 MODEL = 'Model & run mode'
 BATCH = 'Batch size, run length & console reporting'
 DEVICES = 'Devices & threading'
+GPU = 'GPU runtime settings (handed to TensorFlow as the original did)'
 DATA = 'Input data & preprocessing'
 OPTIMIZER = 'Optimizer, learning rate & loss'
 VARIABLES = 'Variable management & gradient aggregation'
@@ -45,7 +46,7 @@ CHECKPOINTS = 'Checkpoints'
 DEBUG = 'Debugging & profiling'
 HARNESS = 'Results, logging & fault handling (this harness)'
 
-THEMES = (MODEL, BATCH, DEVICES, DATA, OPTIMIZER, VARIABLES, CLUSTER,
+THEMES = (MODEL, BATCH, DEVICES, GPU, DATA, OPTIMIZER, VARIABLES, CLUSTER,
           PRECISION, CHECKPOINTS, DEBUG, HARNESS)
 
 # What each mode is, and where it runs: variable_update/modes.py.
@@ -90,6 +91,22 @@ GRAPH_ENGINE_ONLY = {
     'compute_lr_on_cpu': 'placing the learning rate on the CPU',
     'sparse_to_dense_grads': 'densifying sparse gradients',
     'variable_consistency': 'deferring gradients by a step (relaxed)',
+    # ConfigProto fields and the session's own variable: TensorFlow 2's
+    # runtime takes no ConfigProto, and tf.config has none of these (it
+    # caps GPU memory in MB per logical device, not as a fraction).
+    'gpu_memory_frac_for_testing': 'a per-process GPU memory fraction '
+                                   '(ConfigProto)',
+    'use_unified_memory': 'unified GPU memory (ConfigProto)',
+    'force_gpu_compatible': 'pinned host tensors (ConfigProto)',
+    'timestamped_allocator': 'the timestamped GPU allocator (ConfigProto)',
+    'gpu_kt_max_interval': 'the GPU kernel tracker (ConfigProto)',
+    'gpu_kt_max_bytes': 'the GPU kernel tracker (ConfigProto)',
+    'gpu_kt_max_pending': 'the GPU kernel tracker (ConfigProto)',
+    'gpu_indices': 'the collective ring order (ConfigProto) and xring\'s '
+                   'tower order',
+    'use_numa_affinity': 'NUMA affinity (ConfigProto)',
+    'sync_on_finish': 'TF_SYNC_ON_FINISH, which only tf.compat.v1 '
+                      'sessions read',
 }
 
 # Not in THEMES: --help lists it last, after every theme that runs.
@@ -233,6 +250,71 @@ FLAG_SPECS = (
        'Sets KMP_SETTINGS (1: OpenMP prints its settings) before TensorFlow '
        'loads. Only matters for OpenMP (Intel MKL) builds; at its default, a '
        'value already in the environment is kept.'),
+    # -- GPU runtime settings: each is a TensorFlow setting
+    # (config/gpu_settings.py says which); without a GPU they are set all
+    # the same and the run notes that they had nothing to act on.
+    _S(GPU, 'allow_growth', 'boolean', None,
+       'ConfigProto gpu_options.allow_growth (tf2 engine: '
+       'tf.config.experimental.set_memory_growth on every GPU): TensorFlow '
+       'takes GPU memory as it needs it instead of nearly all at start.'),
+    _S(GPU, 'gpu_memory_frac_for_testing', 'float', 0.0,
+       'If > 0, ConfigProto gpu_options.per_process_gpu_memory_fraction: '
+       'the fraction of each GPU\'s memory TensorFlow may take (above 1 '
+       'with --use_unified_memory to oversubscribe).', lower_bound=0),
+    _S(GPU, 'use_unified_memory', 'boolean', None,
+       'ConfigProto gpu_options.experimental.use_unified_memory: GPU memory '
+       'backed by CUDA unified memory, so a model larger than the GPU fits.'),
+    _S(GPU, 'force_gpu_compatible', 'boolean', False,
+       'ConfigProto gpu_options.force_gpu_compatible: host tensors in '
+       'pinned memory, for faster copies to the GPU.'),
+    _S(GPU, 'timestamped_allocator', 'boolean', False,
+       'ConfigProto gpu_options.experimental.timestamped_allocator: freed '
+       'GPU memory chunks marked with the time they were freed.'),
+    _S(GPU, 'gpu_kt_max_interval', 'integer', 0,
+       'If > 0, ConfigProto gpu_options.experimental.'
+       'kernel_tracker_max_interval: GPU ops queued in a row before a '
+       'tracking event.', lower_bound=0),
+    _S(GPU, 'gpu_kt_max_bytes', 'integer', 0,
+       'If > 0, ConfigProto gpu_options.experimental.'
+       'kernel_tracker_max_bytes: GPU memory allocated by queued ops before '
+       'a tracking event.', lower_bound=0),
+    _S(GPU, 'gpu_kt_max_pending', 'integer', 0,
+       'If > 0, ConfigProto gpu_options.experimental.'
+       'kernel_tracker_max_pending: tracking events outstanding before '
+       'kernel launches wait.', lower_bound=0),
+    _S(GPU, 'gpu_indices', 'string', '',
+       'Indices of the GPUs in ring order, e.g. 0,2,1,3: ConfigProto '
+       'gpu_options.experimental.collective_ring_order (collective ops\' '
+       'ring), and the order of the towers in --all_reduce_spec=xring\'s '
+       'ring.'),
+    _S(GPU, 'gpu_thread_mode', 'enum', 'gpu_private',
+       'With --device=gpu, TF_GPU_THREAD_MODE: which host threads launch '
+       'GPU kernels (global: TensorFlow\'s shared pool; gpu_private: a '
+       'pool per GPU; gpu_shared: one pool for all GPUs). On a GPU the '
+       'pools\' threads are taken from --num_inter_threads and the input '
+       'pipeline\'s private threads when those are not given, as the '
+       'original did.',
+       enum_values=('gpu_private', 'gpu_shared', 'global')),
+    _S(GPU, 'per_gpu_thread_count', 'integer', 0,
+       'Threads per GPU of --gpu_thread_mode\'s pools (TF_GPU_THREAD_COUNT; '
+       'gpu_shared: this times --num_gpus); 0 means 2.', lower_bound=0),
+    _S(GPU, 'winograd_nonfused', 'boolean', True,
+       'TF_ENABLE_WINOGRAD_NONFUSED=1 (False: unset): cuDNN may use its '
+       'non-fused Winograd convolutions.'),
+    _S(GPU, 'batchnorm_persistent', 'boolean', True,
+       'TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT=1 (False: unset): '
+       'cuDNN\'s persistent spatial batch norm.'),
+    _S(GPU, 'autotune_threshold', 'integer', None,
+       'TF_AUTOTUNE_THRESHOLD: how many times cuDNN autotunes a '
+       'convolution; the default warm-up grows to max(10, 5 x this^2) '
+       'steps, as the original\'s. Unset or 0: cuDNN\'s own.',
+       lower_bound=0),
+    _S(GPU, 'sync_on_finish', 'boolean', False,
+       'TF_SYNC_ON_FINISH: the graph engine\'s session waits for every '
+       'device to finish at the end of each step.'),
+    _S(DEVICES, 'use_numa_affinity', 'boolean', False,
+       'ConfigProto experimental.use_numa_affinity: TensorFlow places its '
+       'threads and memory by NUMA node where the platform supports it.'),
     # -- data
     _S(DATA, 'data_dir', 'string', None,
        'Folder of the dataset; without it the run uses synthetic data.'),
@@ -514,28 +596,6 @@ FLAG_SPECS = (
     _refused('trt_mode', 'enum', '',
              'TensorRT inference is GPU-only and not implemented',
              enum_values=('', 'FP32', 'FP16', 'INT8')),
-    _refused('gpu_thread_mode', 'string', 'gpu_private',
-             'it picks the host threads that launch GPU kernels; there is no '
-             'GPU runtime to tune'),
-    _refused('per_gpu_thread_count', 'integer', 0,
-             'it sizes the per-GPU kernel-launch thread pools of '
-             '--gpu_thread_mode; there is no GPU runtime to tune'),
-    _refused('gpu_memory_frac_for_testing', 'float', 0.0,
-             'it caps the GPU memory TensorFlow may take; there is no GPU '
-             'memory here', lower_bound=0),
-    _refused('allow_growth', 'boolean', None,
-             'it lets TensorFlow grow its GPU memory on demand; there is no '
-             'GPU memory here'),
-    _refused('use_unified_memory', 'boolean', None,
-             'it backs GPU memory with CUDA unified memory; there is no CUDA '
-             'runtime here'),
-    _refused('force_gpu_compatible', 'boolean', False,
-             'it pins host tensors for faster GPU copies; there is no GPU to '
-             'copy to'),
-    _refused('gpu_indices', 'string', '',
-             'GPU selection is done with CUDA_VISIBLE_DEVICES'),
-    _refused('use_numa_affinity', 'boolean', False,
-             'NUMA binding is not implemented'),
     _refused('mkl', 'boolean', False,
              'oneDNN (formerly MKL) is always on in TensorFlow 2.x CPU wheels'),
     _refused('fp16_loss_scale', 'float', None,
@@ -556,29 +616,8 @@ FLAG_SPECS = (
              'NVLink topology copies are GPU-only'),
     _refused('use_python32_barrier', 'boolean', False,
              'barriers are built in'),
-    # GPU runtime tuning: TensorFlow's GPU path cannot run on the machines
-    # this harness is tested on, and untested GPU code is worse than an
-    # honest refusal.
     _refused('trt_max_workspace_size_bytes', 'integer', 4294967296,
              'TensorRT (--trt_mode) is GPU-only and not implemented'),
-    _refused('timestamped_allocator', 'boolean', False,
-             'allocation timestamps feed the GPU kernel tracker, which needs '
-             'a GPU runtime'),
-    _refused('gpu_kt_max_interval', 'integer', 0,
-             'the GPU kernel tracker needs a GPU runtime'),
-    _refused('gpu_kt_max_bytes', 'integer', 0,
-             'the GPU kernel tracker needs a GPU runtime'),
-    _refused('gpu_kt_max_pending', 'integer', 0,
-             'the GPU kernel tracker needs a GPU runtime'),
-    _refused('winograd_nonfused', 'boolean', True,
-             'it picks a cuDNN convolution algorithm; a CPU has no cuDNN'),
-    _refused('batchnorm_persistent', 'boolean', True,
-             'it picks cuDNN\'s persistent batch-norm mode; a CPU has no '
-             'cuDNN'),
-    _refused('sync_on_finish', 'boolean', False,
-             'it syncs GPU streams after each step; it needs a GPU runtime'),
-    _refused('autotune_threshold', 'integer', None,
-             'it tunes cuDNN autotuning; a CPU has no cuDNN'),
     _refused('fp16_enable_auto_loss_scale', 'boolean', False,
              'float16 loss scaling is GPU-only; bfloat16 (--use_fp16 on a '
              'CPU) needs none'),

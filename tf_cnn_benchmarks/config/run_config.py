@@ -17,6 +17,7 @@ from models import registry
 import preprocessing
 from preprocessing import synthetic
 from tf_cnn_benchmarks.config import flag_checks
+from tf_cnn_benchmarks.config import gpu_settings
 from tf_cnn_benchmarks.config import run_mode
 from tf_cnn_benchmarks.config import usage_errors
 from tf_cnn_benchmarks.config.usage_errors import UsageError
@@ -57,6 +58,8 @@ class RunConfig:
   eval_steps: int = 0
   # --piecewise_learning_rate_schedule, parsed: (rates, epoch boundaries).
   piecewise_schedule: Optional[Tuple[List[float], List[float]]] = None
+  # Does TensorFlow see a GPU on this machine (whatever --device says)?
+  gpus_visible: bool = False
 
   @property
   def eval_batch_size_per_worker(self):
@@ -160,6 +163,11 @@ def resolve(params, cluster_role=None) -> RunConfig:
     device_type = 'cpu'
     notes.append('No GPU is visible to TensorFlow: running on the CPU '
                  '(pass --device=cpu to say so and silence this note).')
+  idle_note = gpu_settings.idle_note(gpu_settings.idle(params, has_gpu))
+  if idle_note:
+    notes.append(idle_note)
+  if device_type == 'gpu':
+    params = _gpu_thread_defaults(params, notes)
   param_device = params.local_parameter_device.lower()
   if param_device == 'gpu' and not has_gpu:
     param_device = 'cpu'
@@ -202,6 +210,7 @@ def resolve(params, cluster_role=None) -> RunConfig:
       num_warmup_batches=warmup, subset=subset,
       examples_per_epoch=examples_per_epoch, notes=notes,
       cluster=cluster_role, run_length_note=length_note,
+      gpus_visible=has_gpu,
       eval_batch_size_per_device=(
           params.eval_batch_size or batch
           if mode is run_mode.RunMode.TRAINING_AND_EVALUATION else 0),
@@ -209,6 +218,31 @@ def resolve(params, cluster_role=None) -> RunConfig:
           params.piecewise_learning_rate_schedule)
                           if params.piecewise_learning_rate_schedule
                           else None))
+
+
+def _gpu_thread_defaults(params, notes):
+  """On a GPU, --gpu_thread_mode's host threads are taken from the
+  session's inter-op pool and the input pipeline's private pool when the
+  user sized neither, as the original did: params with those sizes."""
+  cpus = os.cpu_count() or 1
+  gpu_threads = ((params.per_gpu_thread_count or
+                  gpu_settings.DEFAULT_PER_GPU_THREADS) * params.num_gpus)
+  changes = {}
+  if not params.num_inter_threads and params.gpu_thread_mode in (
+      'gpu_private', 'gpu_shared'):
+    changes['num_inter_threads'] = max(cpus - gpu_threads, 1)
+  if params.datasets_use_prefetch and (
+      params.datasets_num_private_threads is None):
+    # Two more per GPU watch its events and move its tensors.
+    changes['datasets_num_private_threads'] = max(
+        cpus - gpu_threads - 2 * params.num_gpus, 1)
+  if not changes:
+    return params
+  notes.append('--gpu_thread_mode=%s keeps %d host threads for the GPUs: %s '
+               '(the original\'s sizes; give the flags to choose).' % (
+                   params.gpu_thread_mode, gpu_threads, ', '.join(
+                       '--%s=%d' % kv for kv in sorted(changes.items()))))
+  return params.replace(**changes)
 
 
 def _steps_per_evaluation(params, validation_examples, eval_global_batch):
@@ -236,7 +270,10 @@ def _run_length(params, examples_per_epoch, global_batch):
     count = DEFAULT_NUM_BATCHES
   warmup = params.num_warmup_batches
   if warmup is None:
-    warmup = DEFAULT_NUM_WARMUP_BATCHES
+    # cuDNN autotunes each convolution --autotune_threshold times: the
+    # original's default warm-up outlasts that.
+    threshold = params.autotune_threshold or 1
+    warmup = max(DEFAULT_NUM_WARMUP_BATCHES, 5 * threshold * threshold)
   group = params.batch_group_size
   if group > 1:
     # Whole groups only (engine_graph/batch_group.py): round both counts up.
@@ -250,12 +287,19 @@ def _run_length(params, examples_per_epoch, global_batch):
 
 
 def session_config(params, run_config, num_cpu_devices=None):
-  """ConfigProto: virtual CPU towers and the thread pools the flags ask for."""
+  """ConfigProto: virtual CPU towers, the thread pools the flags ask for and
+  the GPU runtime's settings (config/gpu_settings.py)."""
   config = tf.compat.v1.ConfigProto(allow_soft_placement=False)
   if run_config.device_type == 'cpu':
     config.device_count['CPU'] = num_cpu_devices or run_config.num_towers
   if params.num_intra_threads is not None:
     config.intra_op_parallelism_threads = params.num_intra_threads
+  elif run_config.device_type == 'gpu':
+    # The original's GPU default: the GPU does the ops' work, one host
+    # thread per op launches it.
+    config.intra_op_parallelism_threads = 1
+  for path, value in gpu_settings.config_proto_fields(params).items():
+    gpu_settings.set_field(config, path, value)
   config.inter_op_parallelism_threads = params.num_inter_threads
   if params.xla_compile or params.xla:
     config.graph_options.optimizer_options.global_jit_level = (

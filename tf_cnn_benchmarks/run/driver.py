@@ -110,10 +110,12 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
         with runtime.running():
           engine.prepare(rc)
           with watch.phase('input'):
-            rc, source = open_input_source(params, rc)
+            # rc.params: the flags with the sizes resolve chose (a GPU's
+            # input threads, run_config._gpu_thread_defaults).
+            rc, source = open_input_source(rc.params, rc)
             eval_source = None
             if rc.mode is run_mode.RunMode.TRAINING_AND_EVALUATION:
-              rc, eval_source = open_validation_source(params, rc)
+              rc, eval_source = open_validation_source(rc.params, rc)
           for note in rc.all_notes():
             reporter.say('Note: ' + note)
           engine.train(run_state.RunState(rc, runtime, reporter, watch,

@@ -10,6 +10,7 @@ import os
 from results.record_io import CURRENT_SCHEMA_VERSION
 from results.record_io import write_record_atomically
 from tf_cnn_benchmarks import test_hooks
+from tf_cnn_benchmarks.config import gpu_settings
 from tf_cnn_benchmarks.process import malloc_tuning
 from tf_cnn_benchmarks.measure import environment
 
@@ -127,6 +128,9 @@ def _config(p, rc, data_description):
       'cross_replica_sync': p.cross_replica_sync,
       'sync_updates': p.sync_updates,
       'engine': p.engine,
+      # The GPU runtime's settings as this process passed them
+      # (config/gpu_settings.py).
+      'gpu_settings': gpu_settings.describe(p, rc.gpus_visible, os.environ),
   }
   config.update(_role_config(role))
   return config

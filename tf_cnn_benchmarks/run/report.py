@@ -45,7 +45,7 @@ class Reporter:
     self.field('Num epochs', '%.2f' % (rc.num_batches * rc.global_batch_size /
                                         float(rc.examples_per_epoch)))
     self.field('Devices', str(rc.tower_devices))
-    self.field('NUMA bind', False)
+    self.field('NUMA bind', p.use_numa_affinity)
     self.field('Data format', rc.data_format)
     if rc.compute_dtype != tf.float32:
       self.field('Precision', '%s compute, float32 variables' %

@@ -35,6 +35,8 @@ class Options:
   agg_max_bytes: int = 0
   agg_max_group: int = 10
   merge_scope: int = 1
+  # --gpu_indices: the towers' order around xring's ring (() : their own).
+  ring_order: Sequence[int] = ()
 
 
 def options_from(params, compute_dtype):
@@ -48,7 +50,9 @@ def options_from(params, compute_dtype):
       defer=params.variable_consistency == 'relaxed',
       agg_max_bytes=params.agg_small_grads_max_bytes,
       agg_max_group=params.agg_small_grads_max_group,
-      merge_scope=max(params.allreduce_merge_scope, 1))
+      merge_scope=max(params.allreduce_merge_scope, 1),
+      ring_order=tuple(all_reduce_spec.ring_order(params.gpu_indices,
+                                                  params.num_gpus)))
 
 
 class Deferred:
@@ -195,7 +199,7 @@ def _shuffle(tensors, devices, reducers):
   return out
 
 
-def _ring(tensors, devices, num_rings):
+def _ring(tensors, devices, num_rings, first_order=()):
   """xring: a ring all-reduce built from plain ops across the towers.
 
   Each tensor is cut into len(devices) pieces per ring. Reduce-scatter:
@@ -203,8 +207,11 @@ def _ring(tensors, devices, num_rings):
   the ring, ending on tower c with the full sum (N-1 adds, each on the tower
   that owns the addend). All-gather: that sum is copied on around the ring.
   A second ring runs the other way round, on its own pieces.
+  ``first_order``: the towers in ring order (--gpu_indices), else their
+  own.
   """
   n = len(devices)
+  first = list(first_order) or list(range(n))
   pieces = []
   sizes = _even_sizes(tensors[0].shape.num_elements(), n * num_rings)
   for t, device in zip(tensors, devices):
@@ -212,7 +219,7 @@ def _ring(tensors, devices, num_rings):
       pieces.append(tf.split(_flat(t), sizes))
   result = [[None] * len(sizes) for _ in devices]
   for ring in range(num_rings):
-    order = list(range(n)) if ring % 2 == 0 else list(reversed(range(n)))
+    order = first if ring % 2 == 0 else list(reversed(first))
     for c in range(n):
       p = ring * n + c
       total = pieces[order[(c + 1) % n]][p]
@@ -235,13 +242,13 @@ def _ring(tensors, devices, num_rings):
   return out
 
 
-def _reduce_one(tensors, devices, rng, index):
+def _reduce_one(tensors, devices, rng, index, opts):
   if len(devices) == 1:
     return list(tensors)
   if rng.alg == all_reduce_spec.SPREAD:
     return _spread(tensors, devices, index)
   if rng.alg == 'xring':
-    return _ring(tensors, devices, rng.shards)
+    return _ring(tensors, devices, rng.shards, opts.ring_order)
   if rng.alg in ('pscpu', 'pscpu/pscpu'):
     # One process has one CPU to gather on; shards split the tensor there.
     return _shuffle(tensors, devices, ['/cpu:0'] * rng.shards)
@@ -279,7 +286,7 @@ def batch_mean(device_tensors, devices, opts, defer=None):
         tensors = per_tensor[j]
         rng = next(r for r in opts.ranges
                    if r.takes(tensors[0].shape.num_elements()))
-        reduced.append(_reduce_one(tensors, devices, rng, j))
+        reduced.append(_reduce_one(tensors, devices, rng, j, opts))
   out = []
   for packer, tensors, device in zip(packers, zip(*reduced), devices):
     with tf1.device(device):

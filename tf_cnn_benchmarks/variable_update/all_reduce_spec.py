@@ -100,3 +100,22 @@ def refusal(ranges, variable_update):
     return ('collective ops across one process\'s towers are not built; '
             'use --variable_update=collective_all_reduce for collectives')
   return None
+
+
+def ring_order(gpu_indices, num_towers):
+  """--gpu_indices ("2,0,1,3") as the towers' order around a ring
+  ([] when not given: their own order); SpecError unless it names every
+  tower once."""
+  if not gpu_indices:
+    return []
+  try:
+    order = [int(i) for i in gpu_indices.split(',')]
+  except ValueError:
+    order = None
+  if order is None or sorted(order) != list(range(num_towers)):
+    raise SpecError(
+        '--gpu_indices=%s should list the %d GPUs of --num_gpus=%d in ring '
+        'order, each once, separated by commas (e.g. --gpu_indices=%s).' % (
+            gpu_indices, num_towers, num_towers,
+            ','.join(str(i) for i in reversed(range(num_towers)))))
+  return order

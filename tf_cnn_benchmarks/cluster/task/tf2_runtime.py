@@ -118,7 +118,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
         note_stragglers=self._note_stragglers)
     self.checks.start()
     try:
-      strategies.set_threads(params)
+      strategies.prepare_runtime(params)
       if self.role.in_graph:
         self._strategy = self._coordinate(run_watch, peers)
       else:
