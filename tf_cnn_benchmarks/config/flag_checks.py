@@ -74,6 +74,7 @@ def validate(p):
                      'measure).')
   _validate_all_reduce_flags(p)
   _validate_gpu_flags(p)
+  _validate_precision_flags(p)
   if p.piecewise_learning_rate_schedule:
     parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
     if p.init_learning_rate is not None:
@@ -245,6 +246,60 @@ def _validate_gpu_flags(p):
     all_reduce_spec.ring_order(p.gpu_indices, p.num_gpus)
   except all_reduce_spec.SpecError as e:
     raise UsageError(str(e)) from None
+
+
+# The half-precision flags that mean something with --use_fp16 only.
+FP16_FLAGS = ('fp16_dtype', 'fp16_loss_scale', 'fp16_enable_auto_loss_scale',
+              'fp16_inc_loss_scale_every_n', 'fp16_vars')
+# Where the original scaled the loss automatically: the modes whose
+# gradients meet in one process before the update.
+AUTO_LOSS_SCALE_MODES = ('parameter_server', 'replicated', 'independent')
+
+
+def _validate_precision_flags(p):
+  if not p.use_fp16:
+    for name in FP16_FLAGS:
+      if getattr(p, name) != flag_specs.SPECS_BY_NAME[name].default:
+        raise UsageError(
+            '--%s sets up half-precision compute, which this run does not '
+            'use; add --use_fp16, or drop --%s.' % (name, name))
+    return
+  if p.fp16_loss_scale is not None and p.fp16_loss_scale <= 0:
+    raise UsageError(
+        '--fp16_loss_scale=%g: the loss is multiplied by the scale and the '
+        'gradients divided by it, so it must be > 0 (1: no scaling).'
+        % p.fp16_loss_scale)
+  nccl = 'nccl' in (p.all_reduce_spec or '')
+  if p.fp16_enable_auto_loss_scale:
+    if nccl:
+      raise UsageError(
+          '--fp16_enable_auto_loss_scale with --all_reduce_spec=%s: the '
+          'original refused automatic loss scaling with NCCL, and with no '
+          'GPU here this harness cannot check NCCL\'s all-reduce inside the '
+          'conditional update a skipped step needs. Give a fixed '
+          '--fp16_loss_scale, or another --all_reduce_spec.'
+          % p.all_reduce_spec)
+    if p.variable_update not in AUTO_LOSS_SCALE_MODES or (
+        is_cluster_task(p)):
+      raise UsageError(
+          '--fp16_enable_auto_loss_scale skips a step whose gradients are '
+          'not finite, which needs every gradient of the step in one '
+          'process before the update: it runs with --variable_update=%s in '
+          'a single process (as in the original), not with %s. Give a '
+          'fixed --fp16_loss_scale instead.' % (
+              ', '.join(AUTO_LOSS_SCALE_MODES),
+              '--variable_update=%s%s' % (
+                  p.variable_update,
+                  ' in a cluster' if is_cluster_task(p) else '')))
+  if p.fp16_vars and nccl:
+    raise UsageError(
+        '--fp16_vars with --all_reduce_spec=%s: the original did not '
+        'all-reduce half-precision variables\' gradients with NCCL. Drop '
+        '--fp16_vars, or use another --all_reduce_spec.' % p.all_reduce_spec)
+  if p.fp16_vars and p.gradient_repacking:
+    raise UsageError(
+        '--fp16_vars with --gradient_repacking: the original did not repack '
+        'half-precision gradients. Drop one of them.')
 
 
 # The original's --input_preprocessor names other than 'default', and why

@@ -493,7 +493,32 @@ FLAG_SPECS = (
     # -- precision
     _S(PRECISION, 'use_fp16', 'boolean', False,
        'Half-precision compute with float32 master weights: float16 on GPU, '
-       'bfloat16 on CPU.'),
+       'bfloat16 on CPU (--fp16_dtype chooses).'),
+    _S(PRECISION, 'fp16_dtype', 'enum', 'auto',
+       'With --use_fp16, the half-precision type of compute: auto is '
+       'float16 on a GPU (the original\'s) and bfloat16 on a CPU (which '
+       'has fast bfloat16 kernels and needs no loss scaling); float16 runs '
+       'on a CPU too, slowly, computing what a GPU run computes. Not in the '
+       'original\'s flags.', enum_values=('auto', 'float16', 'bfloat16')),
+    _S(PRECISION, 'fp16_loss_scale', 'float', None,
+       'With --use_fp16, training multiplies the loss by this before the '
+       'gradients and divides the gradients by it after (float16\'s small '
+       'gradients would flush to zero otherwise). Default: 128 with '
+       'float16, none (1) with bfloat16; the initial scale with '
+       '--fp16_enable_auto_loss_scale.'),
+    _S(PRECISION, 'fp16_enable_auto_loss_scale', 'boolean', False,
+       'With --use_fp16, adjust the loss scale as training goes: a step '
+       'with a non-finite gradient is skipped (the weights stay as they '
+       'were) and halves the scale; after --fp16_inc_loss_scale_every_n '
+       'good steps in a row the next good one doubles it.'),
+    _S(PRECISION, 'fp16_inc_loss_scale_every_n', 'integer', 1000,
+       'Good steps (finite gradients) with --fp16_enable_auto_loss_scale '
+       'before the scale doubles.', lower_bound=1),
+    _S(PRECISION, 'fp16_vars', 'boolean', False,
+       'With --use_fp16, keep the weights of convolutions and dense layers '
+       'in the half-precision type too (their gradients and optimizer '
+       'slots follow); batch norm\'s stay float32. Default: float32 '
+       'weights, cast when read.'),
     _S(PRECISION, 'xla_compile', 'boolean', False,
        'Compile the model with XLA.'),
     _S(PRECISION, 'xla', 'boolean', False,
@@ -598,10 +623,6 @@ FLAG_SPECS = (
              enum_values=('', 'FP32', 'FP16', 'INT8')),
     _refused('mkl', 'boolean', False,
              'oneDNN (formerly MKL) is always on in TensorFlow 2.x CPU wheels'),
-    _refused('fp16_loss_scale', 'float', None,
-             'loss scaling is not needed for bfloat16 on CPU'),
-    _refused('fp16_vars', 'boolean', False,
-             'variables are always float32 master copies'),
     _refused('debugger', 'string', None,
              'tfdbg was removed from TensorFlow 2.x'),
     _refused('ml_perf', 'boolean', False,
@@ -618,12 +639,6 @@ FLAG_SPECS = (
              'barriers are built in'),
     _refused('trt_max_workspace_size_bytes', 'integer', 4294967296,
              'TensorRT (--trt_mode) is GPU-only and not implemented'),
-    _refused('fp16_enable_auto_loss_scale', 'boolean', False,
-             'float16 loss scaling is GPU-only; bfloat16 (--use_fp16 on a '
-             'CPU) needs none'),
-    _refused('fp16_inc_loss_scale_every_n', 'integer', 1000,
-             'float16 loss scaling is GPU-only; bfloat16 (--use_fp16 on a '
-             'CPU) needs none'),
     _refused('ml_perf_compliance_logging', 'boolean', False,
              'MLPerf compliance logging is not implemented (nor is --ml_perf)'),
 )

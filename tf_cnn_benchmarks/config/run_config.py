@@ -30,6 +30,28 @@ DEFAULT_NUM_WARMUP_BATCHES = 10
 EXAMPLES_PER_EPOCH = synthetic.EXAMPLES_PER_EPOCH
 
 
+# The original's models' loss scale for float16 (its --fp16_loss_scale
+# default).
+DEFAULT_FLOAT16_LOSS_SCALE = 128.0
+
+
+@dataclasses.dataclass(frozen=True)
+class LossScaling:
+  """The loss scale of a run (training/loss_scale.py applies it)."""
+  initial: float
+  # Automatic: halve and skip on a non-finite gradient, double after
+  # grow_every_n good steps in a row (the original's rule).
+  automatic: bool
+  grow_every_n: int
+
+  def describe(self):
+    if not self.automatic:
+      return '%.10g (fixed)' % self.initial
+    return ('%.10g at first, automatic: a step with a non-finite gradient is '
+            'skipped and halves it, %d good steps in a row double it on the '
+            'next' % (self.initial, self.grow_every_n))
+
+
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
   params: object
@@ -60,6 +82,12 @@ class RunConfig:
   piecewise_schedule: Optional[Tuple[List[float], List[float]]] = None
   # Does TensorFlow see a GPU on this machine (whatever --device says)?
   gpus_visible: bool = False
+  # Of the convolution and dense weights (--fp16_vars); batch norm's are
+  # always float32.
+  variable_dtype: tf.DType = tf.float32
+  # How training scales its loss (--fp16_loss_scale, --fp16_enable_auto_
+  # loss_scale), or None: not at all.
+  loss_scaling: Optional['LossScaling'] = None
 
   @property
   def eval_batch_size_per_worker(self):
@@ -182,10 +210,7 @@ def resolve(params, cluster_role=None) -> RunConfig:
   data_format = params.data_format or ('NCHW' if device_type == 'gpu'
                                        else 'NHWC')
 
-  if params.use_fp16:
-    compute_dtype = tf.float16 if device_type == 'gpu' else tf.bfloat16
-  else:
-    compute_dtype = tf.float32
+  compute_dtype = _compute_dtype(params, device_type)
 
   mode = run_mode.of(params)
   subset = mode.subset
@@ -211,6 +236,9 @@ def resolve(params, cluster_role=None) -> RunConfig:
       examples_per_epoch=examples_per_epoch, notes=notes,
       cluster=cluster_role, run_length_note=length_note,
       gpus_visible=has_gpu,
+      variable_dtype=(compute_dtype if params.use_fp16 and params.fp16_vars
+                      else tf.float32),
+      loss_scaling=_loss_scaling(params, compute_dtype, mode),
       eval_batch_size_per_device=(
           params.eval_batch_size or batch
           if mode is run_mode.RunMode.TRAINING_AND_EVALUATION else 0),
@@ -218,6 +246,30 @@ def resolve(params, cluster_role=None) -> RunConfig:
           params.piecewise_learning_rate_schedule)
                           if params.piecewise_learning_rate_schedule
                           else None))
+
+
+def _compute_dtype(params, device_type):
+  """--use_fp16's type: --fp16_dtype, else float16 on a GPU (the
+  original's) and bfloat16 on a CPU."""
+  if not params.use_fp16:
+    return tf.float32
+  if params.fp16_dtype != 'auto':
+    return tf.as_dtype(params.fp16_dtype)
+  return tf.float16 if device_type == 'gpu' else tf.bfloat16
+
+
+def _loss_scaling(params, compute_dtype, mode):
+  """How a training run scales its loss, or None (evaluation and
+  inference compute no gradients, and a scale of 1 changes nothing)."""
+  if not (params.use_fp16 and mode.trains):
+    return None
+  default = (DEFAULT_FLOAT16_LOSS_SCALE if compute_dtype == tf.float16
+             else 1.0)
+  initial = params.fp16_loss_scale or default
+  if initial == 1 and not params.fp16_enable_auto_loss_scale:
+    return None
+  return LossScaling(float(initial), params.fp16_enable_auto_loss_scale,
+                     params.fp16_inc_loss_scale_every_n)
 
 
 def _gpu_thread_defaults(params, notes):

@@ -4,6 +4,7 @@ Written once per run, atomically: a reader (or a crash) never sees half a
 file.
 """
 
+import dataclasses
 import datetime
 import os
 
@@ -123,6 +124,9 @@ def _config(p, rc, data_description):
       'num_warmup_batches': rc.num_warmup_batches,
       'use_fp16': p.use_fp16,
       'compute_dtype': rc.compute_dtype.name,
+      'variable_dtype': rc.variable_dtype.name,
+      'loss_scale': (dataclasses.asdict(rc.loss_scaling)
+                     if rc.loss_scaling else None),
       'xla_compile': bool(p.xla_compile or p.xla),
       'num_workers': num_workers,
       'cross_replica_sync': p.cross_replica_sync,

@@ -48,8 +48,10 @@ class Reporter:
     self.field('NUMA bind', p.use_numa_affinity)
     self.field('Data format', rc.data_format)
     if rc.compute_dtype != tf.float32:
-      self.field('Precision', '%s compute, float32 variables' %
-                 rc.compute_dtype.name)
+      self.field('Precision', '%s compute, %s variables' % (
+          rc.compute_dtype.name, rc.variable_dtype.name))
+    if rc.loss_scaling is not None:
+      self.field('Loss scale', rc.loss_scaling.describe())
     if rc.training:
       self.field('Optimizer', p.optimizer)
     self.field('Variables', variables_desc)
