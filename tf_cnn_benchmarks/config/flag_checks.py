@@ -222,6 +222,8 @@ def _validate_all_reduce_flags(p):
       raise UsageError('--all_reduce_spec=%s with --variable_update=%s is '
                        'not supported: %s.' % (
                            p.all_reduce_spec, p.variable_update, reason))
+  if p.hierarchical_copy:
+    _validate_hierarchical_copy(p)
   for name in ALL_REDUCE_TUNING_FLAGS:
     if getattr(p, name) and p.variable_update != 'replicated':
       raise UsageError('--%s tunes replicated mode\'s all-reduce; it does '
@@ -269,7 +271,7 @@ def _validate_precision_flags(p):
         '--fp16_loss_scale=%g: the loss is multiplied by the scale and the '
         'gradients divided by it, so it must be > 0 (1: no scaling).'
         % p.fp16_loss_scale)
-  nccl = 'nccl' in (p.all_reduce_spec or '')
+  nccl = all_reduce_spec.uses_nccl(p.all_reduce_spec)
   if p.fp16_enable_auto_loss_scale:
     if nccl:
       raise UsageError(
@@ -300,6 +302,28 @@ def _validate_precision_flags(p):
     raise UsageError(
         '--fp16_vars with --gradient_repacking: the original did not repack '
         'half-precision gradients. Drop one of them.')
+
+
+def _validate_hierarchical_copy(p):
+  why = None
+  if p.variable_update != 'replicated':
+    why = ('it is an all-reduce of --variable_update=replicated; %s '
+           'combines its gradients its own way' % p.variable_update)
+  elif p.all_reduce_spec:
+    why = ('--all_reduce_spec=%s chooses the all-reduce too (the original '
+           'silently preferred the spec); give one of them'
+           % p.all_reduce_spec)
+  elif p.num_gpus < 2 or p.num_gpus % 2:
+    why = ('it splits the towers into two halves of the same size, so it '
+           'needs an even --num_gpus > 1 (the original\'s left an odd '
+           'count\'s last tower out of the sum)')
+  elif p.network_topology == 'gcp_v100' and p.num_gpus != 8:
+    why = ('--network_topology=gcp_v100 names main towers among 8 (the '
+           'pairs 0-5 and 2-7 of its two NVLink cliques); use '
+           '--network_topology=dgx1 for %d' % p.num_gpus)
+  if why:
+    raise UsageError('--hierarchical_copy with --num_gpus=%d: %s.' % (
+        p.num_gpus, why))
 
 
 # The original's --input_preprocessor names other than 'default', and why

@@ -91,6 +91,7 @@ GRAPH_ENGINE_ONLY = {
     'compute_lr_on_cpu': 'placing the learning rate on the CPU',
     'sparse_to_dense_grads': 'densifying sparse gradients',
     'variable_consistency': 'deferring gradients by a step (relaxed)',
+    'hierarchical_copy': "the replicated mode's hierarchical copies",
     # ConfigProto fields and the session's own variable: TensorFlow 2's
     # runtime takes no ConfigProto, and tf.config has none of these (it
     # caps GPU memory in MB per logical device, not as a fraction).
@@ -427,9 +428,10 @@ FLAG_SPECS = (
        'summed on a tower chosen round-robin; the default), "pscpu" and '
        '"pscpu/pscpu" (summed on the CPU, #N: in N shards), "xring" (a ring '
        'across the towers, #2: two rings), "psgpu" (GPU towers only), and '
-       'size ranges such as pscpu:32k:xring. nccl* needs GPUs and is '
-       'refused; "collective" goes with --variable_update='
-       'collective_all_reduce.'),
+       'size ranges such as pscpu:32k:xring; "nccl" (TensorFlow\'s NCCL '
+       'all-reduce, GPU towers only; nccl/xring, nccl/rechd and nccl/pscpu '
+       'are NCCL too in one process, whose second level has one worker); '
+       '"collective" goes with --variable_update=collective_all_reduce.'),
     _S(VARIABLES, 'agg_small_grads_max_bytes', 'integer', 0,
        'If > 0, replicated mode concatenates runs of consecutive gradients '
        'of at most this many bytes into one tensor before the all-reduce, '
@@ -455,10 +457,17 @@ FLAG_SPECS = (
        '(replicated) or the push to the ps (distributed_replicated) need not '
        'wait for this step\'s backward pass; updates show up one step late.',
        enum_values=('strong', 'relaxed')),
+    _S(VARIABLES, 'hierarchical_copy', 'boolean', False,
+       'Replicated mode sums each gradient in two halves of the towers, '
+       'each on a main tower of its half, then the two sums on one of '
+       'them, and copies the mean back through the two main towers (the '
+       'original\'s copies along a DGX-1\'s NVLink cliques; main towers '
+       'by --network_topology). Needs an even --num_gpus > 1; runs on CPU '
+       'towers too.'),
     _S(VARIABLES, 'network_topology', 'enum', 'dgx1',
-       'The original used it only to group GPUs for --hierarchical_copy, '
-       'which is refused here, so it changes nothing (accepted for old '
-       'command lines).', enum_values=('dgx1', 'gcp_v100')),
+       'How --hierarchical_copy picks the two main towers of gradient i: '
+       'dgx1: towers i and i + N/2 (mod N); gcp_v100 (8 towers only): the '
+       'pairs 0-5, 2-7, 5-0, 7-2 in turn.', enum_values=('dgx1', 'gcp_v100')),
     # -- cluster
     _S(CLUSTER, 'job_name', 'enum', '',
        'This task\'s job in a cluster; empty for a single process.',
@@ -633,8 +642,6 @@ FLAG_SPECS = (
              'staged variables are not implemented'),
     _refused('use_resource_vars', 'boolean', False,
              'variables are always resource variables'),
-    _refused('hierarchical_copy', 'boolean', False,
-             'NVLink topology copies are GPU-only'),
     _refused('use_python32_barrier', 'boolean', False,
              'barriers are built in'),
     _refused('trt_max_workspace_size_bytes', 'integer', 4294967296,

@@ -21,6 +21,7 @@ from tf_cnn_benchmarks.config import gpu_settings
 from tf_cnn_benchmarks.config import run_mode
 from tf_cnn_benchmarks.config import usage_errors
 from tf_cnn_benchmarks.config.usage_errors import UsageError
+from tf_cnn_benchmarks.variable_update import all_reduce_spec
 
 DEFAULT_NUM_BATCHES = 100
 DEFAULT_NUM_WARMUP_BATCHES = 10
@@ -191,6 +192,15 @@ def resolve(params, cluster_role=None) -> RunConfig:
     device_type = 'cpu'
     notes.append('No GPU is visible to TensorFlow: running on the CPU '
                  '(pass --device=cpu to say so and silence this note).')
+  if device_type != 'gpu' and all_reduce_spec.uses_nccl(
+      params.all_reduce_spec):
+    # Refused before anything is built: NCCL's kernels exist for GPUs only.
+    raise UsageError(
+        '--all_reduce_spec=%s all-reduces with NCCL, between GPUs, but this '
+        'run\'s towers are CPUs (%s); use --all_reduce_spec=xring or pscpu '
+        'here.' % (params.all_reduce_spec,
+                   'no GPU is visible to TensorFlow' if not has_gpu
+                   else '--device=cpu'))
   idle_note = gpu_settings.idle_note(gpu_settings.idle(params, has_gpu))
   if idle_note:
     notes.append(idle_note)
