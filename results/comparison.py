@@ -65,6 +65,13 @@ MISSING = 'missing'
 DISAGREEMENT_PCT = 1.0
 BASIS_RUNS = 'runs'
 BASIS_STEPS = 'steps'
+# --metric: what a run's number is. name -> (summary field, unit for
+# tables, higher is better). Throughput is the default; for a lower-is-
+# better metric (memory) an increase is the regression, and there is no
+# per-step fallback (one value per run).
+THROUGHPUT = 'images_per_sec'
+METRICS = {THROUGHPUT: ('img/s', True),
+           'peak_rss_mb': ('peak RSS MiB', False)}
 
 
 def _plain(value):
@@ -233,6 +240,11 @@ class Comparison:
   rows: list
   # Where the detection-power figures come from (a sentence), or ''.
   power_source: str = ''
+  metric: str = THROUGHPUT
+
+  @property
+  def unit(self):
+    return METRICS[self.metric][0]
 
   def count(self, verdict):
     return sum(1 for row in self.rows if row.verdict == verdict)
@@ -285,7 +297,7 @@ def available_values(runs, group_by):
 
 
 def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct,
-                 power):
+                 power, per_step=True):
   def median_ips(runs):
     return (float(np.median([r['summary.images_per_sec'] for r in runs]))
             if runs else math.nan)
@@ -301,7 +313,7 @@ def _compare_one(key, baseline_runs, candidate_runs, alpha, min_effect_pct,
   basis = BASIS_RUNS
   baseline = [r['summary.images_per_sec'] for r in baseline_runs]
   candidate = [r['summary.images_per_sec'] for r in candidate_runs]
-  if min(len(baseline), len(candidate)) < 2:
+  if per_step and min(len(baseline), len(candidate)) < 2:
     baseline_steps = np.concatenate([step_throughputs(r) for r in baseline_runs])
     candidate_steps = np.concatenate([step_throughputs(r)
                                       for r in candidate_runs])
@@ -337,10 +349,35 @@ def _join_notes(*notes):
   return '; '.join(note for note in notes if note)
 
 
+def _as_metric(frame, metric):
+  """The frame with ``metric`` where the comparison reads a run's number
+  (summary.images_per_sec), so one code path compares either."""
+  if metric == THROUGHPUT:
+    return frame
+  if metric not in METRICS:
+    raise UsageError('cannot compare %r; --metric is one of %s.' % (
+        metric, ', '.join(sorted(METRICS))))
+  return frame.assign(**{'summary.images_per_sec':
+                         frame['summary.' + metric]})
+
+
+_SWAPPED = {stats.REGRESSION: stats.IMPROVEMENT,
+            stats.IMPROVEMENT: stats.REGRESSION}
+
+
+def _for_metric(row, metric):
+  """A row judged on a lower-is-better metric: an increase regresses."""
+  if METRICS[metric][1]:
+    return row
+  row.verdict = _SWAPPED.get(row.verdict, row.verdict)
+  row.power = ''  # measured for throughput only
+  return row
+
+
 def compare_groups(frame, group_by, baseline, candidate,
                    alpha=stats.DEFAULT_ALPHA,
                    min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT,
-                   allow_injected=False, power=None):
+                   allow_injected=False, power=None, metric=THROUGHPUT):
   """Compares runs whose group_by value is baseline against candidate.
 
   Raises UsageError when a group has no usable runs (listing what exists),
@@ -355,7 +392,7 @@ def compare_groups(frame, group_by, baseline, candidate,
                      % (group_by, ', '.join(sorted(GROUP_COLUMNS))))
   baseline = normalise_group_value(group_by, baseline)
   candidate = normalise_group_value(group_by, candidate)
-  runs = usable_runs(frame)
+  runs = usable_runs(_as_metric(frame, metric))
   present = available_values(runs, group_by)
   for role, value in (('baseline', baseline), ('candidate', candidate)):
     if value not in present:
@@ -376,7 +413,9 @@ def compare_groups(frame, group_by, baseline, candidate,
     injected_runs.refuse(chosen, group_by, baseline, candidate)
   rows = []
   for key, sides in sorted(by_key.items(), key=lambda kv: sortable_key(kv[0])):
-    row = _compare_one(key, sides[0], sides[1], alpha, min_effect_pct, power)
+    row = _for_metric(_compare_one(key, sides[0], sides[1], alpha,
+                                   min_effect_pct, power,
+                                   per_step=METRICS[metric][1]), metric)
     row.note = _join_notes(injected_runs.note('baseline', sides[0]),
                            injected_runs.note('candidate', sides[1]), row.note)
     rows.append(row)
@@ -384,7 +423,8 @@ def compare_groups(frame, group_by, baseline, candidate,
       group_by=group_by, baseline=baseline, candidate=candidate, alpha=alpha,
       min_effect_pct=min_effect_pct, rows=rows,
       power_source=(detection_power.describe_source(power.data)
-                    if power.measured else ''))
+                    if power.measured and metric == THROUGHPUT else ''),
+      metric=metric)
 
 
 def guess_group_by(frame, baseline, candidate):

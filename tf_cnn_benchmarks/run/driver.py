@@ -17,6 +17,7 @@ from tf_cnn_benchmarks.config import run_mode
 from tf_cnn_benchmarks.liveness import run_exit
 from tf_cnn_benchmarks.liveness import stop_request
 from tf_cnn_benchmarks.liveness import watchdog
+from tf_cnn_benchmarks.measure import memory
 from tf_cnn_benchmarks.measure import mfu
 from tf_cnn_benchmarks.run import local_runtime
 from tf_cnn_benchmarks.run import record
@@ -71,6 +72,7 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
         result.status, result.exit_code = status, exit_code
         result.failure = failure
       result.phases = watch.phases.seconds() if watch else {}
+      result.memory = memory.measure()
       result.record = record.build_record(
           run_id=run_id, started_at=started, finished_at=record.utc_now(),
           params=params, rc=rc, result=result,
@@ -129,10 +131,13 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
       # (unreachable, UNREACHABLE).
       if fail(getattr(e, 'status', 'failed'),
               getattr(e, 'exit_code', exit_codes.RUN_FAILED),
-              failures.describe(e, rc)) and params.verbosity >= 1:
+              failures.describe(e, rc, memory.peak_on)) and (
+                  params.verbosity >= 1):
         reporter.say(traceback.format_exc())
-    if write_record() and result.record_path:
-      reporter.say('Run record: %s' % result.record_path)
+    if write_record():
+      reporter.say(result.memory.line())
+      if result.record_path:
+        reporter.say('Run record: %s' % result.record_path)
   return result
 
 

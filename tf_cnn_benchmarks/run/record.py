@@ -169,6 +169,8 @@ def _record(run_id, started_at, finished_at, p, result, config,
       'stopped_at_step': result.stopped_at_step,
   }
   summary.update(_utilisation_summary(result.utilisation))
+  summary.update(result.memory.record_fields() if result.memory else
+                 {'peak_rss_mb': None, 'peak_device_memory_mb': None})
   timing = {
       'step_times_sec': list(times.timed) if times else [],
       'warmup_step_times_sec': list(times.warmup) if times else [],
