@@ -307,3 +307,17 @@ def test_gpu_indices_order_the_towers_around_xrings_ring():
       with tf.compat.v1.Session(graph=graph, config=config) as sess:
         for mean in sess.run(means):
           assert mean.tolist() == pytest.approx([37., 74., 111.])
+
+
+def test_readme_on_gpus_names_every_gpu_flag():
+  readme = open(os.path.join(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))), 'README.md')).read()
+  section = readme[readme.index('### On GPUs'):]
+  section = section[:section.index('\n## ')]
+  for name in gpu_settings.GPU_ONLY_FLAGS + (
+      'sync_on_finish', 'use_numa_affinity', 'hierarchical_copy',
+      'network_topology', 'fp16_dtype', 'fp16_loss_scale',
+      'fp16_enable_auto_loss_scale', 'fp16_inc_loss_scale_every_n',
+      'fp16_vars'):
+    assert '`--%s' % name in section, name
+  assert '**Never run on a GPU in this project\'s tests**' in section

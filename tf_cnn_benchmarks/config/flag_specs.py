@@ -628,7 +628,9 @@ FLAG_SPECS = (
     # -- the original's flags this harness refuses; kinds and defaults are
     # the original's, so its command lines parse the same way
     _refused('trt_mode', 'enum', '',
-             'TensorRT inference is GPU-only and not implemented',
+             'TF-TRT needs TensorRT, which TensorFlow\'s pip builds dropped '
+             'in 2.18 ("TensorRT support is disabled in CUDA builds"); this '
+             'harness does not build it for the older ones',
              enum_values=('', 'FP32', 'FP16', 'INT8')),
     _refused('mkl', 'boolean', False,
              'oneDNN (formerly MKL) is always on in TensorFlow 2.x CPU wheels'),
@@ -637,7 +639,9 @@ FLAG_SPECS = (
     _refused('ml_perf', 'boolean', False,
              'MLPerf compliance mode is not implemented'),
     _refused('horovod_device', 'string', '',
-             'the horovod mode is not implemented'),
+             'it places --variable_update=horovod\'s all-reduce, and '
+             'Horovod\'s last release builds only against TensorFlow <= '
+             '2.18'),
     _refused('staged_vars', 'boolean', False,
              'staged variables are not implemented'),
     _refused('use_resource_vars', 'boolean', False,
@@ -645,7 +649,7 @@ FLAG_SPECS = (
     _refused('use_python32_barrier', 'boolean', False,
              'barriers are built in'),
     _refused('trt_max_workspace_size_bytes', 'integer', 4294967296,
-             'TensorRT (--trt_mode) is GPU-only and not implemented'),
+             'it sizes TF-TRT\'s workspace for --trt_mode, which is refused'),
     _refused('ml_perf_compliance_logging', 'boolean', False,
              'MLPerf compliance logging is not implemented (nor is --ml_perf)'),
 )
