@@ -33,17 +33,21 @@ class Builder:
     data_format: 'NHWC' or 'NCHW', the layout of every 4-D activation.
     is_training: training graph (batch statistics, dropout on) or inference.
     compute_dtype: dtype of activations (float32, bfloat16 or float16).
+    variable_dtype: dtype of the weights ``variable`` makes (float32, or
+      the compute dtype for the original's --fp16_vars); batch norm's
+      parameters and statistics are float32 whatever it is.
     batch_norm_decay / batch_norm_epsilon: defaults for ``batch_norm``.
   """
 
   def __init__(self, data_format='NHWC', is_training=True,
                compute_dtype=tf.float32, batch_norm_decay=0.997,
-               batch_norm_epsilon=1e-5):
+               batch_norm_epsilon=1e-5, variable_dtype=tf.float32):
     if data_format not in ('NHWC', 'NCHW'):
       raise ValueError('data_format must be NHWC or NCHW, got %r' % data_format)
     self.data_format = data_format
     self.is_training = is_training
     self.compute_dtype = tf.as_dtype(compute_dtype)
+    self.variable_dtype = tf.as_dtype(variable_dtype)
     self.batch_norm_decay = batch_norm_decay
     self.batch_norm_epsilon = batch_norm_epsilon
     self.channel_axis = 3 if data_format == 'NHWC' else 1
@@ -58,10 +62,11 @@ class Builder:
     return '%s%d' % (prefix, n)
 
   def variable(self, name, shape, initializer, trainable=True):
-    """Creates a float32 variable, returned cast to the compute dtype."""
-    var = tf1.get_variable(name, shape=shape, dtype=tf.float32,
+    """Creates a variable of the variable dtype, returned cast to the
+    compute dtype."""
+    var = tf1.get_variable(name, shape=shape, dtype=self.variable_dtype,
                            initializer=initializer, trainable=trainable)
-    if self.compute_dtype != tf.float32:
+    if self.compute_dtype != self.variable_dtype:
       return tf.cast(var, self.compute_dtype)
     return var
 

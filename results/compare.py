@@ -7,6 +7,7 @@
       --baseline 2.20.0 --candidate 2.21.0 [--by tf_version]
   # options: --alpha 0.05 --min_effect 2 --format markdown|html|json
   #          --output FILE
+  #          --metric images_per_sec|peak_rss_mb (memory: a rise regresses)
   #          --allow_injected_slowdown (runs slowed on purpose, test-only)
 
 Exit code (for CI gating): 0 no regression, 1 at least one regression after
@@ -71,6 +72,11 @@ def build_parser(prog):
   parser.add_argument('--baseline', help='baseline group value')
   parser.add_argument('--candidate', help='candidate group value')
   add_test_options(parser)
+  parser.add_argument('--metric', default=comparison_lib.THROUGHPUT,
+                      choices=sorted(comparison_lib.METRICS),
+                      help='what to compare per run: images_per_sec (the '
+                      'default; a drop regresses) or peak_rss_mb (the '
+                      'peak host memory; a rise regresses)')
   parser.add_argument('--allow_injected_slowdown', action='store_true',
                       help='compare runs slowed on purpose by the test-only '
                       'injected slowdown too (refused otherwise)')
@@ -106,7 +112,7 @@ def comparison_from_args(args):
     group_by = comparison_lib.guess_group_by(frame, baseline, candidate)
   return comparison_lib.compare_groups(
       frame, group_by, baseline, candidate, args.alpha, args.min_effect,
-      allow_injected=args.allow_injected_slowdown)
+      allow_injected=args.allow_injected_slowdown, metric=args.metric)
 
 
 def render(comparison, output_format):

@@ -73,6 +73,12 @@ MISSING = 'missing'
 # Percentage points between the medians' change and the Hodges-Lehmann
 # change beyond which the table explains why they differ.
 DISAGREEMENT_PCT = 1.0
+# --metric: what a run's number is. name -> (unit for tables, higher is
+# better). Throughput is the default; for a lower-is-better metric (memory)
+# an increase is the regression.
+THROUGHPUT = 'images_per_sec'
+METRICS = {THROUGHPUT: ('img/s', True),
+           'peak_rss_mb': ('peak RSS MiB', False)}
 # The test of a row with one run on a side: none.
 NO_TEST = 'none'
 # What pairs two sides' runs (SCHEMA.md `sequence`).
@@ -255,6 +261,11 @@ class Comparison:
   # The level the power figures are at: alpha / k for k configurations
   # measured on both sides (what a lone change must reach under Holm).
   power_level: float = stats.DEFAULT_ALPHA
+  metric: str = THROUGHPUT
+
+  @property
+  def unit(self):
+    return METRICS[self.metric][0]
 
   def count(self, verdict):
     return sum(1 for row in self.rows if row.verdict == verdict)
@@ -445,7 +456,7 @@ def _add_power(row, level, alpha):
 def compare_groups(frame, group_by, baseline, candidate,
                    alpha=stats.DEFAULT_ALPHA,
                    min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT,
-                   allow_injected=False, judged=True):
+                   allow_injected=False, judged=True, metric=THROUGHPUT):
   """Compares runs whose group_by value is baseline against candidate.
 
   judged=False leaves the verdicts to the caller's judge_family, for a
@@ -458,7 +469,7 @@ def compare_groups(frame, group_by, baseline, candidate,
                      % (group_by, ', '.join(sorted(GROUP_COLUMNS))))
   baseline = normalise_group_value(group_by, baseline)
   candidate = normalise_group_value(group_by, candidate)
-  runs = usable_runs(frame)
+  runs = usable_runs(_as_metric(frame, metric))
   present = available_values(runs, group_by)
   for role, value in (('baseline', baseline), ('candidate', candidate)):
     if value not in present:
@@ -484,9 +495,36 @@ def compare_groups(frame, group_by, baseline, candidate,
                            injected_runs.note('candidate', sides[1]), row.note)
     rows.append(row)
   level = judge_family(rows, alpha, min_effect_pct) if judged else alpha
+  for row in rows:
+    _for_metric(row, metric)
   return Comparison(
       group_by=group_by, baseline=baseline, candidate=candidate, alpha=alpha,
-      min_effect_pct=min_effect_pct, rows=rows, power_level=level)
+      min_effect_pct=min_effect_pct, rows=rows, power_level=level,
+      metric=metric)
+
+
+def _as_metric(frame, metric):
+  """The frame with ``metric`` where the comparison reads a run's number
+  (summary.images_per_sec), so one code path compares either."""
+  if metric == THROUGHPUT:
+    return frame
+  if metric not in METRICS:
+    raise UsageError('cannot compare %r; --metric is one of %s.' % (
+        metric, ', '.join(sorted(METRICS))))
+  return frame.assign(**{'summary.images_per_sec':
+                         frame['summary.' + metric]})
+
+
+_SWAPPED = {stats.REGRESSION: stats.IMPROVEMENT,
+            stats.IMPROVEMENT: stats.REGRESSION}
+
+
+def _for_metric(row, metric):
+  """A row judged (after Holm) on a lower-is-better metric: an increase
+  regresses."""
+  if not METRICS[metric][1]:
+    row.verdict = _SWAPPED.get(row.verdict, row.verdict)
+  return row
 
 
 def guess_group_by(frame, baseline, candidate):

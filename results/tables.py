@@ -103,7 +103,8 @@ def table_rows(comparison):
   """Header and cell texts shared by both renderers."""
   fields = comparison.shown_fields()
   header = ([comparison_lib.SHORT_NAMES.get(f, f) for f in fields]
-            + ['baseline img/s (n)', 'candidate img/s (n)', 'medians',
+            + ['baseline %s (n)' % comparison.unit,
+               'candidate %s (n)' % comparison.unit, 'medians',
                'HL change',
                '%g%% CI' % (100 * (1 - comparison.alpha)), 'p', 'p Holm',
                'test', 'verdict', 'detectable', 'runs for 5%', 'note'])

@@ -85,9 +85,9 @@ def test_oom_hint_names_the_shape_and_a_smaller_batch():
                                                          reads_ids=False))
   hint = failures.oom_hint(rc, 'OOM when allocating tensor with '
                            'shape[64,112,112,64] and type float')
-  assert hint == ('Out of memory with 64 images per device of 224x224 (the '
-                  'allocation that failed: shape [64,112,112,64]); try '
-                  '--batch_size=32.')
+  assert hint == ('Out of memory: TensorFlow asked for 196.0 MiB more '
+                  '(shape [64,112,112,64], float) with 64 images per device '
+                  'of 224x224; try --batch_size=32.')
   # ncf reads ids: no image size to name.
   rc.model.reads_ids = True
   assert failures.oom_hint(rc, '') == ('Out of memory with 64 examples per '

@@ -14,8 +14,10 @@ tf1 = tf.compat.v1
 RATE = 0.01
 
 
-def _reference(base_loss, variables, reads, rate):
-  """tf.gradients of the penalised loss: the original's arithmetic."""
+def _reference(base_loss, variables, reads, rate, loss_scale=None):
+  """tf.gradients of the penalised loss: the original's arithmetic (of a
+  float32 run: no loss scale)."""
+  assert loss_scale is None
   penalty = rate * tf.math.add_n([tf.nn.l2_loss(r) for r in reads.values()])
   return tf.gradients(base_loss + penalty, variables)
 

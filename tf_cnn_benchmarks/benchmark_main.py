@@ -6,6 +6,7 @@ from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.config import flag_checks
 from tf_cnn_benchmarks.config import flag_specs
 from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.process import gpu_env
 from tf_cnn_benchmarks.process import logs
 from tf_cnn_benchmarks.process import malloc_tuning
 from tf_cnn_benchmarks.process import openmp_env
@@ -40,6 +41,8 @@ def main(argv):
   early_signals.doing('loading TensorFlow')
   # OpenMP reads KMP_* when TensorFlow's library loads: set them first.
   openmp_env.apply(params)
+  # The GPU runtime's TF_* variables, read as its devices and kernels start.
+  gpu_env.apply(params)
   # Before TensorFlow allocates: see process/malloc_tuning.py.
   malloc_tuning.apply(params.tune_malloc)
   if not logs.load_tensorflow(params.verbosity):

@@ -57,28 +57,62 @@ DISK_FULL_HINT = ('A disk this run writes to is full (the file named above: '
                   'that flag at another disk.')
 
 
-def oom_hint(rc, message):
-  """Out of memory: the shapes involved and a smaller batch to try."""
+# "OOM when allocating tensor with shape[64,112,112,64] and type float on
+# /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc".
+_OOM_RE = re.compile(r'shape\s*\[([0-9, ]*)\](?: and type (\w+))?'
+                     r'(?: on \S*?device:(\w+:\d+))?')
+# Bytes per element of the dtypes TensorFlow names in that message.
+_DTYPE_BYTES = {'float': 4, 'half': 2, 'bfloat16': 2, 'double': 8,
+                'int8': 1, 'uint8': 1, 'int16': 2, 'int32': 4, 'int64': 8,
+                'bool': 1, 'complex64': 8, 'complex128': 16}
+
+
+def byte_size(num_bytes):
+  """'512.0 MiB', '14.80 GiB'."""
+  if num_bytes >= 1 << 30:
+    return '%.2f GiB' % (num_bytes / float(1 << 30))
+  return '%.1f MiB' % (num_bytes / float(1 << 20))
+
+
+def oom_hint(rc, message, peak_on=None):
+  """Out of memory: on which device, how much was asked for, the peak so
+  far there, and a smaller batch to try. ``peak_on(device)``: that
+  device's peak bytes so far (measure/memory.py), or None."""
+  match = _OOM_RE.search(message or '')
+  shape, dtype, device = match.groups() if match else (None, None, None)
+  lead = 'Out of memory' + (' on %s' % device if device else '')
+  if shape is not None and dtype in _DTYPE_BYTES:
+    elements = 1
+    for dim in shape.split(','):
+      elements *= int(dim or 1)
+    lead += ': TensorFlow asked for %s more (shape [%s], %s)' % (
+        byte_size(elements * _DTYPE_BYTES[dtype]), shape, dtype)
+  elif shape is not None:
+    lead += ' (the allocation that failed: shape [%s])' % shape
   if rc.model.reads_ids:  # ncf: no image size to name
-    return ('Out of memory with %d examples per device; try '
-            '--batch_size=%d.' % (rc.batch_size_per_device,
-                                  max(1, rc.batch_size_per_device // 2)))
-  size = rc.model.image_size
-  height, width = size if isinstance(size, (tuple, list)) else (size, size)
-  shape = _SHAPE_RE.search(message or '')
-  return ('Out of memory with %d images per device of %dx%d%s; try '
-          '--batch_size=%d.' % (
-              rc.batch_size_per_device, height, width,
-              (' (the allocation that failed: shape [%s])' % shape.group(1)
-               if shape else ''),
-              max(1, rc.batch_size_per_device // 2)))
+    batch = '%d examples per device' % rc.batch_size_per_device
+  else:
+    size = rc.model.image_size
+    height, width = size if isinstance(size, (tuple, list)) else (size, size)
+    batch = '%d images per device of %dx%d' % (rc.batch_size_per_device,
+                                                height, width)
+  peak = peak_on(device or 'CPU:0') if peak_on else None
+  if not peak:
+    peak_text = ''
+  elif (device or '').upper().startswith('GPU'):
+    peak_text = '; TensorFlow\'s peak so far on %s was %s' % (
+        device, byte_size(peak))
+  else:  # the host's memory: the whole process's
+    peak_text = '; this process\'s peak RSS so far was %s' % byte_size(peak)
+  return '%s with %s%s; try --batch_size=%d.' % (
+      lead, batch, peak_text, max(1, rc.batch_size_per_device // 2))
 
 
-def describe(exc, rc):
+def describe(exc, rc, peak_on=None):
   """The failure of this task's run, from the exception that ended it.
 
   A cluster task's failure path may already have found the root cause in
-  a peer (``exc.root_cause``); that wins.
+  a peer (``exc.root_cause``); that wins. ``peak_on``: as oom_hint's.
   """
   root = getattr(exc, 'root_cause', None)
   if root is not None:
@@ -103,7 +137,7 @@ def describe(exc, rc):
     # TensorFlow reports a full disk as ResourceExhausted too: not memory.
     hint = DISK_FULL_HINT
   elif isinstance(exc, tf.errors.ResourceExhaustedError):
-    hint = oom_hint(rc, full_text)
+    hint = oom_hint(rc, full_text, peak_on)
   return failure(type(exc).__name__, message, task, hint)
 
 

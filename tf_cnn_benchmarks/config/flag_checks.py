@@ -73,6 +73,8 @@ def validate(p):
                      '--data_dir (synthetic data has no pipeline to '
                      'measure).')
   _validate_all_reduce_flags(p)
+  _validate_gpu_flags(p)
+  _validate_precision_flags(p)
   if p.piecewise_learning_rate_schedule:
     parse_piecewise_schedule(p.piecewise_learning_rate_schedule)
     if p.init_learning_rate is not None:
@@ -220,6 +222,8 @@ def _validate_all_reduce_flags(p):
       raise UsageError('--all_reduce_spec=%s with --variable_update=%s is '
                        'not supported: %s.' % (
                            p.all_reduce_spec, p.variable_update, reason))
+  if p.hierarchical_copy:
+    _validate_hierarchical_copy(p)
   for name in ALL_REDUCE_TUNING_FLAGS:
     if getattr(p, name) and p.variable_update != 'replicated':
       raise UsageError('--%s tunes replicated mode\'s all-reduce; it does '
@@ -231,6 +235,95 @@ def _validate_all_reduce_flags(p):
         '--variable_consistency=relaxed defers gradients by one step in '
         'replicated and distributed_replicated mode; --variable_update=%s '
         'has no such step.' % p.variable_update)
+
+
+def _validate_gpu_flags(p):
+  if p.per_gpu_thread_count and p.gpu_thread_mode == 'global':
+    raise UsageError(
+        '--per_gpu_thread_count=%d sizes the per-GPU thread pools of '
+        '--gpu_thread_mode=gpu_private or gpu_shared; with '
+        '--gpu_thread_mode=global the GPUs use TensorFlow\'s shared pool. '
+        'Drop one of them.' % p.per_gpu_thread_count)
+  try:
+    all_reduce_spec.ring_order(p.gpu_indices, p.num_gpus)
+  except all_reduce_spec.SpecError as e:
+    raise UsageError(str(e)) from None
+
+
+# The half-precision flags that mean something with --use_fp16 only.
+FP16_FLAGS = ('fp16_dtype', 'fp16_loss_scale', 'fp16_enable_auto_loss_scale',
+              'fp16_inc_loss_scale_every_n', 'fp16_vars')
+# Where the original scaled the loss automatically: the modes whose
+# gradients meet in one process before the update.
+AUTO_LOSS_SCALE_MODES = ('parameter_server', 'replicated', 'independent')
+
+
+def _validate_precision_flags(p):
+  if not p.use_fp16:
+    for name in FP16_FLAGS:
+      if getattr(p, name) != flag_specs.SPECS_BY_NAME[name].default:
+        raise UsageError(
+            '--%s sets up half-precision compute, which this run does not '
+            'use; add --use_fp16, or drop --%s.' % (name, name))
+    return
+  if p.fp16_loss_scale is not None and p.fp16_loss_scale <= 0:
+    raise UsageError(
+        '--fp16_loss_scale=%g: the loss is multiplied by the scale and the '
+        'gradients divided by it, so it must be > 0 (1: no scaling).'
+        % p.fp16_loss_scale)
+  nccl = all_reduce_spec.uses_nccl(p.all_reduce_spec)
+  if p.fp16_enable_auto_loss_scale:
+    if nccl:
+      raise UsageError(
+          '--fp16_enable_auto_loss_scale with --all_reduce_spec=%s: the '
+          'original refused automatic loss scaling with NCCL, and with no '
+          'GPU here this harness cannot check NCCL\'s all-reduce inside the '
+          'conditional update a skipped step needs. Give a fixed '
+          '--fp16_loss_scale, or another --all_reduce_spec.'
+          % p.all_reduce_spec)
+    if p.variable_update not in AUTO_LOSS_SCALE_MODES or (
+        is_cluster_task(p)):
+      raise UsageError(
+          '--fp16_enable_auto_loss_scale skips a step whose gradients are '
+          'not finite, which needs every gradient of the step in one '
+          'process before the update: it runs with --variable_update=%s in '
+          'a single process (as in the original), not with %s. Give a '
+          'fixed --fp16_loss_scale instead.' % (
+              ', '.join(AUTO_LOSS_SCALE_MODES),
+              '--variable_update=%s%s' % (
+                  p.variable_update,
+                  ' in a cluster' if is_cluster_task(p) else '')))
+  if p.fp16_vars and nccl:
+    raise UsageError(
+        '--fp16_vars with --all_reduce_spec=%s: the original did not '
+        'all-reduce half-precision variables\' gradients with NCCL. Drop '
+        '--fp16_vars, or use another --all_reduce_spec.' % p.all_reduce_spec)
+  if p.fp16_vars and p.gradient_repacking:
+    raise UsageError(
+        '--fp16_vars with --gradient_repacking: the original did not repack '
+        'half-precision gradients. Drop one of them.')
+
+
+def _validate_hierarchical_copy(p):
+  why = None
+  if p.variable_update != 'replicated':
+    why = ('it is an all-reduce of --variable_update=replicated; %s '
+           'combines its gradients its own way' % p.variable_update)
+  elif p.all_reduce_spec:
+    why = ('--all_reduce_spec=%s chooses the all-reduce too (the original '
+           'silently preferred the spec); give one of them'
+           % p.all_reduce_spec)
+  elif p.num_gpus < 2 or p.num_gpus % 2:
+    why = ('it splits the towers into two halves of the same size, so it '
+           'needs an even --num_gpus > 1 (the original\'s left an odd '
+           'count\'s last tower out of the sum)')
+  elif p.network_topology == 'gcp_v100' and p.num_gpus != 8:
+    why = ('--network_topology=gcp_v100 names main towers among 8 (the '
+           'pairs 0-5 and 2-7 of its two NVLink cliques); use '
+           '--network_topology=dgx1 for %d' % p.num_gpus)
+  if why:
+    raise UsageError('--hierarchical_copy with --num_gpus=%d: %s.' % (
+        p.num_gpus, why))
 
 
 # The original's --input_preprocessor names other than 'default', and why

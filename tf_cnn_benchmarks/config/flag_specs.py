@@ -36,6 +36,7 @@ class FlagSpec:
 MODEL = 'Model & run mode'
 BATCH = 'Batch size, run length & console reporting'
 DEVICES = 'Devices & threading'
+GPU = 'GPU runtime settings (handed to TensorFlow as the original did)'
 DATA = 'Input data & preprocessing'
 OPTIMIZER = 'Optimizer, learning rate & loss'
 VARIABLES = 'Variable management & gradient aggregation'
@@ -45,7 +46,7 @@ CHECKPOINTS = 'Checkpoints'
 DEBUG = 'Debugging & profiling'
 HARNESS = 'Results, logging & fault handling (this harness)'
 
-THEMES = (MODEL, BATCH, DEVICES, DATA, OPTIMIZER, VARIABLES, CLUSTER,
+THEMES = (MODEL, BATCH, DEVICES, GPU, DATA, OPTIMIZER, VARIABLES, CLUSTER,
           PRECISION, CHECKPOINTS, DEBUG, HARNESS)
 
 # What each mode is, and where it runs: variable_update/modes.py.
@@ -90,6 +91,23 @@ GRAPH_ENGINE_ONLY = {
     'compute_lr_on_cpu': 'placing the learning rate on the CPU',
     'sparse_to_dense_grads': 'densifying sparse gradients',
     'variable_consistency': 'deferring gradients by a step (relaxed)',
+    'hierarchical_copy': "the replicated mode's hierarchical copies",
+    # ConfigProto fields and the session's own variable: TensorFlow 2's
+    # runtime takes no ConfigProto, and tf.config has none of these (it
+    # caps GPU memory in MB per logical device, not as a fraction).
+    'gpu_memory_frac_for_testing': 'a per-process GPU memory fraction '
+                                   '(ConfigProto)',
+    'use_unified_memory': 'unified GPU memory (ConfigProto)',
+    'force_gpu_compatible': 'pinned host tensors (ConfigProto)',
+    'timestamped_allocator': 'the timestamped GPU allocator (ConfigProto)',
+    'gpu_kt_max_interval': 'the GPU kernel tracker (ConfigProto)',
+    'gpu_kt_max_bytes': 'the GPU kernel tracker (ConfigProto)',
+    'gpu_kt_max_pending': 'the GPU kernel tracker (ConfigProto)',
+    'gpu_indices': 'the collective ring order (ConfigProto) and xring\'s '
+                   'tower order',
+    'use_numa_affinity': 'NUMA affinity (ConfigProto)',
+    'sync_on_finish': 'TF_SYNC_ON_FINISH, which only tf.compat.v1 '
+                      'sessions read',
 }
 
 # Not in THEMES: --help lists it last, after every theme that runs.
@@ -233,6 +251,71 @@ FLAG_SPECS = (
        'Sets KMP_SETTINGS (1: OpenMP prints its settings) before TensorFlow '
        'loads. Only matters for OpenMP (Intel MKL) builds; at its default, a '
        'value already in the environment is kept.'),
+    # -- GPU runtime settings: each is a TensorFlow setting
+    # (config/gpu_settings.py says which); without a GPU they are set all
+    # the same and the run notes that they had nothing to act on.
+    _S(GPU, 'allow_growth', 'boolean', None,
+       'ConfigProto gpu_options.allow_growth (tf2 engine: '
+       'tf.config.experimental.set_memory_growth on every GPU): TensorFlow '
+       'takes GPU memory as it needs it instead of nearly all at start.'),
+    _S(GPU, 'gpu_memory_frac_for_testing', 'float', 0.0,
+       'If > 0, ConfigProto gpu_options.per_process_gpu_memory_fraction: '
+       'the fraction of each GPU\'s memory TensorFlow may take (above 1 '
+       'with --use_unified_memory to oversubscribe).', lower_bound=0),
+    _S(GPU, 'use_unified_memory', 'boolean', None,
+       'ConfigProto gpu_options.experimental.use_unified_memory: GPU memory '
+       'backed by CUDA unified memory, so a model larger than the GPU fits.'),
+    _S(GPU, 'force_gpu_compatible', 'boolean', False,
+       'ConfigProto gpu_options.force_gpu_compatible: host tensors in '
+       'pinned memory, for faster copies to the GPU.'),
+    _S(GPU, 'timestamped_allocator', 'boolean', False,
+       'ConfigProto gpu_options.experimental.timestamped_allocator: freed '
+       'GPU memory chunks marked with the time they were freed.'),
+    _S(GPU, 'gpu_kt_max_interval', 'integer', 0,
+       'If > 0, ConfigProto gpu_options.experimental.'
+       'kernel_tracker_max_interval: GPU ops queued in a row before a '
+       'tracking event.', lower_bound=0),
+    _S(GPU, 'gpu_kt_max_bytes', 'integer', 0,
+       'If > 0, ConfigProto gpu_options.experimental.'
+       'kernel_tracker_max_bytes: GPU memory allocated by queued ops before '
+       'a tracking event.', lower_bound=0),
+    _S(GPU, 'gpu_kt_max_pending', 'integer', 0,
+       'If > 0, ConfigProto gpu_options.experimental.'
+       'kernel_tracker_max_pending: tracking events outstanding before '
+       'kernel launches wait.', lower_bound=0),
+    _S(GPU, 'gpu_indices', 'string', '',
+       'Indices of the GPUs in ring order, e.g. 0,2,1,3: ConfigProto '
+       'gpu_options.experimental.collective_ring_order (collective ops\' '
+       'ring), and the order of the towers in --all_reduce_spec=xring\'s '
+       'ring.'),
+    _S(GPU, 'gpu_thread_mode', 'enum', 'gpu_private',
+       'With --device=gpu, TF_GPU_THREAD_MODE: which host threads launch '
+       'GPU kernels (global: TensorFlow\'s shared pool; gpu_private: a '
+       'pool per GPU; gpu_shared: one pool for all GPUs). On a GPU the '
+       'pools\' threads are taken from --num_inter_threads and the input '
+       'pipeline\'s private threads when those are not given, as the '
+       'original did.',
+       enum_values=('gpu_private', 'gpu_shared', 'global')),
+    _S(GPU, 'per_gpu_thread_count', 'integer', 0,
+       'Threads per GPU of --gpu_thread_mode\'s pools (TF_GPU_THREAD_COUNT; '
+       'gpu_shared: this times --num_gpus); 0 means 2.', lower_bound=0),
+    _S(GPU, 'winograd_nonfused', 'boolean', True,
+       'TF_ENABLE_WINOGRAD_NONFUSED=1 (False: unset): cuDNN may use its '
+       'non-fused Winograd convolutions.'),
+    _S(GPU, 'batchnorm_persistent', 'boolean', True,
+       'TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT=1 (False: unset): '
+       'cuDNN\'s persistent spatial batch norm.'),
+    _S(GPU, 'autotune_threshold', 'integer', None,
+       'TF_AUTOTUNE_THRESHOLD: how many times cuDNN autotunes a '
+       'convolution; the default warm-up grows to max(10, 5 x this^2) '
+       'steps, as the original\'s. Unset or 0: cuDNN\'s own.',
+       lower_bound=0),
+    _S(GPU, 'sync_on_finish', 'boolean', False,
+       'TF_SYNC_ON_FINISH: the graph engine\'s session waits for every '
+       'device to finish at the end of each step.'),
+    _S(DEVICES, 'use_numa_affinity', 'boolean', False,
+       'ConfigProto experimental.use_numa_affinity: TensorFlow places its '
+       'threads and memory by NUMA node where the platform supports it.'),
     # -- data
     _S(DATA, 'data_dir', 'string', None,
        'Folder of the dataset; without it the run uses synthetic data.'),
@@ -345,9 +428,10 @@ FLAG_SPECS = (
        'summed on a tower chosen round-robin; the default), "pscpu" and '
        '"pscpu/pscpu" (summed on the CPU, #N: in N shards), "xring" (a ring '
        'across the towers, #2: two rings), "psgpu" (GPU towers only), and '
-       'size ranges such as pscpu:32k:xring. nccl* needs GPUs and is '
-       'refused; "collective" goes with --variable_update='
-       'collective_all_reduce.'),
+       'size ranges such as pscpu:32k:xring; "nccl" (TensorFlow\'s NCCL '
+       'all-reduce, GPU towers only; nccl/xring, nccl/rechd and nccl/pscpu '
+       'are NCCL too in one process, whose second level has one worker); '
+       '"collective" goes with --variable_update=collective_all_reduce.'),
     _S(VARIABLES, 'agg_small_grads_max_bytes', 'integer', 0,
        'If > 0, replicated mode concatenates runs of consecutive gradients '
        'of at most this many bytes into one tensor before the all-reduce, '
@@ -373,10 +457,17 @@ FLAG_SPECS = (
        '(replicated) or the push to the ps (distributed_replicated) need not '
        'wait for this step\'s backward pass; updates show up one step late.',
        enum_values=('strong', 'relaxed')),
+    _S(VARIABLES, 'hierarchical_copy', 'boolean', False,
+       'Replicated mode sums each gradient in two halves of the towers, '
+       'each on a main tower of its half, then the two sums on one of '
+       'them, and copies the mean back through the two main towers (the '
+       'original\'s copies along a DGX-1\'s NVLink cliques; main towers '
+       'by --network_topology). Needs an even --num_gpus > 1; runs on CPU '
+       'towers too.'),
     _S(VARIABLES, 'network_topology', 'enum', 'dgx1',
-       'The original used it only to group GPUs for --hierarchical_copy, '
-       'which is refused here, so it changes nothing (accepted for old '
-       'command lines).', enum_values=('dgx1', 'gcp_v100')),
+       'How --hierarchical_copy picks the two main towers of gradient i: '
+       'dgx1: towers i and i + N/2 (mod N); gcp_v100 (8 towers only): the '
+       'pairs 0-5, 2-7, 5-0, 7-2 in turn.', enum_values=('dgx1', 'gcp_v100')),
     # -- cluster
     _S(CLUSTER, 'job_name', 'enum', '',
        'This task\'s job in a cluster; empty for a single process.',
@@ -411,7 +502,32 @@ FLAG_SPECS = (
     # -- precision
     _S(PRECISION, 'use_fp16', 'boolean', False,
        'Half-precision compute with float32 master weights: float16 on GPU, '
-       'bfloat16 on CPU.'),
+       'bfloat16 on CPU (--fp16_dtype chooses).'),
+    _S(PRECISION, 'fp16_dtype', 'enum', 'auto',
+       'With --use_fp16, the half-precision type of compute: auto is '
+       'float16 on a GPU (the original\'s) and bfloat16 on a CPU (which '
+       'has fast bfloat16 kernels and needs no loss scaling); float16 runs '
+       'on a CPU too, slowly, computing what a GPU run computes. Not in the '
+       'original\'s flags.', enum_values=('auto', 'float16', 'bfloat16')),
+    _S(PRECISION, 'fp16_loss_scale', 'float', None,
+       'With --use_fp16, training multiplies the loss by this before the '
+       'gradients and divides the gradients by it after (float16\'s small '
+       'gradients would flush to zero otherwise). Default: 128 with '
+       'float16, none (1) with bfloat16; the initial scale with '
+       '--fp16_enable_auto_loss_scale.'),
+    _S(PRECISION, 'fp16_enable_auto_loss_scale', 'boolean', False,
+       'With --use_fp16, adjust the loss scale as training goes: a step '
+       'with a non-finite gradient is skipped (the weights stay as they '
+       'were) and halves the scale; after --fp16_inc_loss_scale_every_n '
+       'good steps in a row the next good one doubles it.'),
+    _S(PRECISION, 'fp16_inc_loss_scale_every_n', 'integer', 1000,
+       'Good steps (finite gradients) with --fp16_enable_auto_loss_scale '
+       'before the scale doubles.', lower_bound=1),
+    _S(PRECISION, 'fp16_vars', 'boolean', False,
+       'With --use_fp16, keep the weights of convolutions and dense layers '
+       'in the half-precision type too (their gradients and optimizer '
+       'slots follow); batch norm\'s stay float32. Default: float32 '
+       'weights, cast when read.'),
     _S(PRECISION, 'xla_compile', 'boolean', False,
        'Compile the model with XLA.'),
     _S(PRECISION, 'xla', 'boolean', False,
@@ -512,79 +628,28 @@ FLAG_SPECS = (
     # -- the original's flags this harness refuses; kinds and defaults are
     # the original's, so its command lines parse the same way
     _refused('trt_mode', 'enum', '',
-             'TensorRT inference is GPU-only and not implemented',
+             'TF-TRT needs TensorRT, which TensorFlow\'s pip builds dropped '
+             'in 2.18 ("TensorRT support is disabled in CUDA builds"); this '
+             'harness does not build it for the older ones',
              enum_values=('', 'FP32', 'FP16', 'INT8')),
-    _refused('gpu_thread_mode', 'string', 'gpu_private',
-             'it picks the host threads that launch GPU kernels; there is no '
-             'GPU runtime to tune'),
-    _refused('per_gpu_thread_count', 'integer', 0,
-             'it sizes the per-GPU kernel-launch thread pools of '
-             '--gpu_thread_mode; there is no GPU runtime to tune'),
-    _refused('gpu_memory_frac_for_testing', 'float', 0.0,
-             'it caps the GPU memory TensorFlow may take; there is no GPU '
-             'memory here', lower_bound=0),
-    _refused('allow_growth', 'boolean', None,
-             'it lets TensorFlow grow its GPU memory on demand; there is no '
-             'GPU memory here'),
-    _refused('use_unified_memory', 'boolean', None,
-             'it backs GPU memory with CUDA unified memory; there is no CUDA '
-             'runtime here'),
-    _refused('force_gpu_compatible', 'boolean', False,
-             'it pins host tensors for faster GPU copies; there is no GPU to '
-             'copy to'),
-    _refused('gpu_indices', 'string', '',
-             'GPU selection is done with CUDA_VISIBLE_DEVICES'),
-    _refused('use_numa_affinity', 'boolean', False,
-             'NUMA binding is not implemented'),
     _refused('mkl', 'boolean', False,
              'oneDNN (formerly MKL) is always on in TensorFlow 2.x CPU wheels'),
-    _refused('fp16_loss_scale', 'float', None,
-             'loss scaling is not needed for bfloat16 on CPU'),
-    _refused('fp16_vars', 'boolean', False,
-             'variables are always float32 master copies'),
     _refused('debugger', 'string', None,
              'tfdbg was removed from TensorFlow 2.x'),
     _refused('ml_perf', 'boolean', False,
              'MLPerf compliance mode is not implemented'),
     _refused('horovod_device', 'string', '',
-             'the horovod mode is not implemented'),
+             'it places --variable_update=horovod\'s all-reduce, and '
+             'Horovod\'s last release builds only against TensorFlow <= '
+             '2.18'),
     _refused('staged_vars', 'boolean', False,
              'staged variables are not implemented'),
     _refused('use_resource_vars', 'boolean', False,
              'variables are always resource variables'),
-    _refused('hierarchical_copy', 'boolean', False,
-             'NVLink topology copies are GPU-only'),
     _refused('use_python32_barrier', 'boolean', False,
              'barriers are built in'),
-    # GPU runtime tuning: TensorFlow's GPU path cannot run on the machines
-    # this harness is tested on, and untested GPU code is worse than an
-    # honest refusal.
     _refused('trt_max_workspace_size_bytes', 'integer', 4294967296,
-             'TensorRT (--trt_mode) is GPU-only and not implemented'),
-    _refused('timestamped_allocator', 'boolean', False,
-             'allocation timestamps feed the GPU kernel tracker, which needs '
-             'a GPU runtime'),
-    _refused('gpu_kt_max_interval', 'integer', 0,
-             'the GPU kernel tracker needs a GPU runtime'),
-    _refused('gpu_kt_max_bytes', 'integer', 0,
-             'the GPU kernel tracker needs a GPU runtime'),
-    _refused('gpu_kt_max_pending', 'integer', 0,
-             'the GPU kernel tracker needs a GPU runtime'),
-    _refused('winograd_nonfused', 'boolean', True,
-             'it picks a cuDNN convolution algorithm; a CPU has no cuDNN'),
-    _refused('batchnorm_persistent', 'boolean', True,
-             'it picks cuDNN\'s persistent batch-norm mode; a CPU has no '
-             'cuDNN'),
-    _refused('sync_on_finish', 'boolean', False,
-             'it syncs GPU streams after each step; it needs a GPU runtime'),
-    _refused('autotune_threshold', 'integer', None,
-             'it tunes cuDNN autotuning; a CPU has no cuDNN'),
-    _refused('fp16_enable_auto_loss_scale', 'boolean', False,
-             'float16 loss scaling is GPU-only; bfloat16 (--use_fp16 on a '
-             'CPU) needs none'),
-    _refused('fp16_inc_loss_scale_every_n', 'integer', 1000,
-             'float16 loss scaling is GPU-only; bfloat16 (--use_fp16 on a '
-             'CPU) needs none'),
+             'it sizes TF-TRT\'s workspace for --trt_mode, which is refused'),
     _refused('ml_perf_compliance_logging', 'boolean', False,
              'MLPerf compliance logging is not implemented (nor is --ml_perf)'),
 )

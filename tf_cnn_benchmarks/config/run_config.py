@@ -17,9 +17,11 @@ from models import registry
 import preprocessing
 from preprocessing import synthetic
 from tf_cnn_benchmarks.config import flag_checks
+from tf_cnn_benchmarks.config import gpu_settings
 from tf_cnn_benchmarks.config import run_mode
 from tf_cnn_benchmarks.config import usage_errors
 from tf_cnn_benchmarks.config.usage_errors import UsageError
+from tf_cnn_benchmarks.variable_update import all_reduce_spec
 
 DEFAULT_NUM_BATCHES = 100
 DEFAULT_NUM_WARMUP_BATCHES = 10
@@ -27,6 +29,28 @@ DEFAULT_NUM_WARMUP_BATCHES = 10
 # Examples per epoch of the full datasets, used to turn --num_epochs into
 # steps and epoch-based learning-rate schedules into step boundaries.
 EXAMPLES_PER_EPOCH = synthetic.EXAMPLES_PER_EPOCH
+
+
+# The original's models' loss scale for float16 (its --fp16_loss_scale
+# default).
+DEFAULT_FLOAT16_LOSS_SCALE = 128.0
+
+
+@dataclasses.dataclass(frozen=True)
+class LossScaling:
+  """The loss scale of a run (training/loss_scale.py applies it)."""
+  initial: float
+  # Automatic: halve and skip on a non-finite gradient, double after
+  # grow_every_n good steps in a row (the original's rule).
+  automatic: bool
+  grow_every_n: int
+
+  def describe(self):
+    if not self.automatic:
+      return '%.10g (fixed)' % self.initial
+    return ('%.10g at first, automatic: a step with a non-finite gradient is '
+            'skipped and halves it, %d good steps in a row double it on the '
+            'next' % (self.initial, self.grow_every_n))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +81,14 @@ class RunConfig:
   eval_steps: int = 0
   # --piecewise_learning_rate_schedule, parsed: (rates, epoch boundaries).
   piecewise_schedule: Optional[Tuple[List[float], List[float]]] = None
+  # Does TensorFlow see a GPU on this machine (whatever --device says)?
+  gpus_visible: bool = False
+  # Of the convolution and dense weights (--fp16_vars); batch norm's are
+  # always float32.
+  variable_dtype: tf.DType = tf.float32
+  # How training scales its loss (--fp16_loss_scale, --fp16_enable_auto_
+  # loss_scale), or None: not at all.
+  loss_scaling: Optional['LossScaling'] = None
 
   @property
   def eval_batch_size_per_worker(self):
@@ -160,6 +192,20 @@ def resolve(params, cluster_role=None) -> RunConfig:
     device_type = 'cpu'
     notes.append('No GPU is visible to TensorFlow: running on the CPU '
                  '(pass --device=cpu to say so and silence this note).')
+  if device_type != 'gpu' and all_reduce_spec.uses_nccl(
+      params.all_reduce_spec):
+    # Refused before anything is built: NCCL's kernels exist for GPUs only.
+    raise UsageError(
+        '--all_reduce_spec=%s all-reduces with NCCL, between GPUs, but this '
+        'run\'s towers are CPUs (%s); use --all_reduce_spec=xring or pscpu '
+        'here.' % (params.all_reduce_spec,
+                   'no GPU is visible to TensorFlow' if not has_gpu
+                   else '--device=cpu'))
+  idle_note = gpu_settings.idle_note(gpu_settings.idle(params, has_gpu))
+  if idle_note:
+    notes.append(idle_note)
+  if device_type == 'gpu':
+    params = _gpu_thread_defaults(params, notes)
   param_device = params.local_parameter_device.lower()
   if param_device == 'gpu' and not has_gpu:
     param_device = 'cpu'
@@ -174,10 +220,7 @@ def resolve(params, cluster_role=None) -> RunConfig:
   data_format = params.data_format or ('NCHW' if device_type == 'gpu'
                                        else 'NHWC')
 
-  if params.use_fp16:
-    compute_dtype = tf.float16 if device_type == 'gpu' else tf.bfloat16
-  else:
-    compute_dtype = tf.float32
+  compute_dtype = _compute_dtype(params, device_type)
 
   mode = run_mode.of(params)
   subset = mode.subset
@@ -202,6 +245,10 @@ def resolve(params, cluster_role=None) -> RunConfig:
       num_warmup_batches=warmup, subset=subset,
       examples_per_epoch=examples_per_epoch, notes=notes,
       cluster=cluster_role, run_length_note=length_note,
+      gpus_visible=has_gpu,
+      variable_dtype=(compute_dtype if params.use_fp16 and params.fp16_vars
+                      else tf.float32),
+      loss_scaling=_loss_scaling(params, compute_dtype, mode),
       eval_batch_size_per_device=(
           params.eval_batch_size or batch
           if mode is run_mode.RunMode.TRAINING_AND_EVALUATION else 0),
@@ -209,6 +256,55 @@ def resolve(params, cluster_role=None) -> RunConfig:
           params.piecewise_learning_rate_schedule)
                           if params.piecewise_learning_rate_schedule
                           else None))
+
+
+def _compute_dtype(params, device_type):
+  """--use_fp16's type: --fp16_dtype, else float16 on a GPU (the
+  original's) and bfloat16 on a CPU."""
+  if not params.use_fp16:
+    return tf.float32
+  if params.fp16_dtype != 'auto':
+    return tf.as_dtype(params.fp16_dtype)
+  return tf.float16 if device_type == 'gpu' else tf.bfloat16
+
+
+def _loss_scaling(params, compute_dtype, mode):
+  """How a training run scales its loss, or None (evaluation and
+  inference compute no gradients, and a scale of 1 changes nothing)."""
+  if not (params.use_fp16 and mode.trains):
+    return None
+  default = (DEFAULT_FLOAT16_LOSS_SCALE if compute_dtype == tf.float16
+             else 1.0)
+  initial = params.fp16_loss_scale or default
+  if initial == 1 and not params.fp16_enable_auto_loss_scale:
+    return None
+  return LossScaling(float(initial), params.fp16_enable_auto_loss_scale,
+                     params.fp16_inc_loss_scale_every_n)
+
+
+def _gpu_thread_defaults(params, notes):
+  """On a GPU, --gpu_thread_mode's host threads are taken from the
+  session's inter-op pool and the input pipeline's private pool when the
+  user sized neither, as the original did: params with those sizes."""
+  cpus = os.cpu_count() or 1
+  gpu_threads = ((params.per_gpu_thread_count or
+                  gpu_settings.DEFAULT_PER_GPU_THREADS) * params.num_gpus)
+  changes = {}
+  if not params.num_inter_threads and params.gpu_thread_mode in (
+      'gpu_private', 'gpu_shared'):
+    changes['num_inter_threads'] = max(cpus - gpu_threads, 1)
+  if params.datasets_use_prefetch and (
+      params.datasets_num_private_threads is None):
+    # Two more per GPU watch its events and move its tensors.
+    changes['datasets_num_private_threads'] = max(
+        cpus - gpu_threads - 2 * params.num_gpus, 1)
+  if not changes:
+    return params
+  notes.append('--gpu_thread_mode=%s keeps %d host threads for the GPUs: %s '
+               '(the original\'s sizes; give the flags to choose).' % (
+                   params.gpu_thread_mode, gpu_threads, ', '.join(
+                       '--%s=%d' % kv for kv in sorted(changes.items()))))
+  return params.replace(**changes)
 
 
 def _steps_per_evaluation(params, validation_examples, eval_global_batch):
@@ -236,7 +332,10 @@ def _run_length(params, examples_per_epoch, global_batch):
     count = DEFAULT_NUM_BATCHES
   warmup = params.num_warmup_batches
   if warmup is None:
-    warmup = DEFAULT_NUM_WARMUP_BATCHES
+    # cuDNN autotunes each convolution --autotune_threshold times: the
+    # original's default warm-up outlasts that.
+    threshold = params.autotune_threshold or 1
+    warmup = max(DEFAULT_NUM_WARMUP_BATCHES, 5 * threshold * threshold)
   group = params.batch_group_size
   if group > 1:
     # Whole groups only (engine_graph/batch_group.py): round both counts up.
@@ -250,12 +349,19 @@ def _run_length(params, examples_per_epoch, global_batch):
 
 
 def session_config(params, run_config, num_cpu_devices=None):
-  """ConfigProto: virtual CPU towers and the thread pools the flags ask for."""
+  """ConfigProto: virtual CPU towers, the thread pools the flags ask for and
+  the GPU runtime's settings (config/gpu_settings.py)."""
   config = tf.compat.v1.ConfigProto(allow_soft_placement=False)
   if run_config.device_type == 'cpu':
     config.device_count['CPU'] = num_cpu_devices or run_config.num_towers
   if params.num_intra_threads is not None:
     config.intra_op_parallelism_threads = params.num_intra_threads
+  elif run_config.device_type == 'gpu':
+    # The original's GPU default: the GPU does the ops' work, one host
+    # thread per op launches it.
+    config.intra_op_parallelism_threads = 1
+  for path, value in gpu_settings.config_proto_fields(params).items():
+    gpu_settings.set_field(config, path, value)
   config.inter_op_parallelism_threads = params.num_inter_threads
   if params.xla_compile or params.xla:
     config.graph_options.optimizer_options.global_jit_level = (

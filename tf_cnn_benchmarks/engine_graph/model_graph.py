@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks.run import local_runtime
 from tf_cnn_benchmarks.config import run_mode
+from tf_cnn_benchmarks.training import loss_scale
 from tf_cnn_benchmarks.training import towers
 from tf_cnn_benchmarks.training import optimizers
 from tf_cnn_benchmarks.engine_graph import summaries
@@ -51,6 +52,9 @@ class BuiltGraph:
   eval_top_5_correct: Optional[object] = None
   # TensorBoard summaries of a step (engine_graph/summaries.py), or None.
   summary_op: Optional[object] = None
+  # The loss scale of half-precision training (training/loss_scale.py), or
+  # None.
+  loss_scale: Optional[object] = None
 
 
 
@@ -103,6 +107,8 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
     scopes.enter_context(vm.default_device_scope())
     with tf1.device(rc.param_device):
       global_step = tf1.train.get_or_create_global_step()
+    scaler = (loss_scale.LossScale.in_graph(rc.loss_scaling, rc.param_device)
+              if rc.training and rc.loss_scaling else None)
 
     tower_inputs = input_source.tower_batches(rc.tower_devices)
     # Pulls one batch per tower and nothing else: --input_only's step, and
@@ -126,7 +132,7 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
           # The gradients of total_loss, the penalty's part summed in
           # place (training/weight_decay.py).
           grads = weight_decay.gradients(base_loss, variables, reads,
-                                         params.weight_decay)
+                                         params.weight_decay, scaler)
           if params.sparse_to_dense_grads:
             grads = towers.densify(grads)
           if params.gradient_clip is not None:
@@ -156,7 +162,7 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
       optimizer = optimizers.make_optimizer(params, lr)
       tower_grads = update_in_place.gate(tower_grads, tower_total)
       with tf.control_dependencies(bn_update_ops):
-        step_op = vm.apply_gradients(tower_grads, optimizer, global_step)
+        step_op = _update(vm, tower_grads, optimizer, global_step, scaler)
     elif rc.mode is run_mode.RunMode.INPUT_ONLY:
       step_op = input_step
       # Nothing is computed from the images; the loss column reads 0.
@@ -194,6 +200,19 @@ def build(rc, input_source, runtime=None, want_accuracy=False,
         saver=saver, variable_manager=vm,
         num_trainable_parameters=num_params, eval_top_1_correct=eval_top_1,
         eval_top_5_correct=eval_top_5,
-        summary_op=summary_op)
+        summary_op=summary_op, loss_scale=scaler)
   return built
+
+
+def _update(vm, tower_grads, optimizer, global_step, scaler):
+  """The variable manager's update op; with an automatic loss scale, run
+  only when every tower's gradients are finite (a non-finite one would be
+  in their mean), the step otherwise skipped but counted."""
+  def apply():
+    return vm.apply_gradients(tower_grads, optimizer, global_step)
+  if scaler is None:
+    return apply()
+  return scaler.update_or_skip(
+      [g for pairs in tower_grads for g, _ in pairs], apply,
+      lambda: global_step.assign_add(1))
 

@@ -26,9 +26,11 @@ class Optimizer:
   """sgd or momentum (flag_checks.TF2_OPTIMIZERS) over ``variables``;
   build under the strategy's scope."""
 
-  def __init__(self, rc, variables):
+  def __init__(self, rc, variables, loss_scale=None):
+    """``loss_scale``: training/loss_scale.LossScale, or None."""
     params = rc.params
     self._rc = rc
+    self._loss_scale = loss_scale
     self._momentum = params.momentum if params.optimizer == 'momentum' \
         else None
     self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False,
@@ -51,11 +53,24 @@ class Optimizer:
     reduced = strategy.extended.batch_reduce_to(
         tf.distribute.ReduceOp.MEAN, grads_and_vars)
     lr = self.learning_rate()
-    for grad, (_, var), slot in zip(reduced, grads_and_vars, self._slots):
-      strategy.extended.update(var, self._apply_one, args=(grad, slot, lr),
+
+    def count_step():
+      strategy.extended.update(self.global_step, lambda s: s.assign_add(1),
                                group=False)
-    strategy.extended.update(self.global_step, lambda s: s.assign_add(1),
-                             group=False)
+
+    def apply():
+      for grad, (_, var), slot in zip(reduced, grads_and_vars, self._slots):
+        strategy.extended.update(var, self._apply_one,
+                                 args=(grad, slot, lr), group=False)
+      count_step()
+    if self._loss_scale is None:
+      apply()
+      return
+    # The mean is the same on every device: its first copy says whether
+    # any replica's gradient was not finite.
+    self._loss_scale.update_or_skip(
+        [strategy.experimental_local_results(g)[0] for g in reduced], apply,
+        count_step)
 
   def _apply_one(self, var, grad, slot, lr):
     """One device's copy of ``var`` (and of its slot)."""

@@ -68,9 +68,30 @@ def set_threads(params):
     pass
 
 
+def set_memory_growth(params):
+  """--allow_growth in tf.config's words (the graph engine's is its
+  ConfigProto's gpu_options.allow_growth): every GPU's memory grows on
+  demand, or not. Must precede the runtime's start; without a GPU there is
+  nothing to set (the run's note says so, config/gpu_settings.py).
+  Returns the GPUs set."""
+  if params.allow_growth is None:
+    return []
+  gpus = tf.config.list_physical_devices('GPU')
+  for gpu in gpus:
+    tf.config.experimental.set_memory_growth(gpu, params.allow_growth)
+  return gpus
+
+
+def prepare_runtime(params):
+  """The runtime's settings from the flags: thread pools and GPU memory
+  growth (a single process's and a cluster task's)."""
+  set_threads(params)
+  set_memory_growth(params)
+
+
 def prepare_devices(rc):
   """Everything about devices that must precede the runtime's start."""
-  set_threads(rc.params)
+  prepare_runtime(rc.params)
   if rc.device_type == 'cpu':
     make_virtual_cpus(rc.num_towers)
 

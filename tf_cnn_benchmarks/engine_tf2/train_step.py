@@ -19,6 +19,7 @@ import tensorflow as tf
 from tensorflow.python.distribute.coordinator import cluster_coordinator  # pylint: disable=g-direct-tensorflow-import
 
 from tf_cnn_benchmarks import contracts
+from tf_cnn_benchmarks.training import loss_scale
 from tf_cnn_benchmarks.training import towers
 from tf_cnn_benchmarks.training import update_in_place
 from tf_cnn_benchmarks.training import weight_decay
@@ -54,8 +55,10 @@ class Trainer:
     self._rounds_left = rc.num_warmup_batches + rc.num_batches
     with strategy.scope():
       self._create_variables()
+      self.loss_scale = (loss_scale.LossScale.in_strategy(rc.loss_scaling)
+                         if rc.loss_scaling else None)
       self.optimizer = optimizer_lib.Optimizer(
-          rc, self.store.trainable_variables)
+          rc, self.store.trainable_variables, self.loss_scale)
     # --xla_compile: the replica's whole step (model, gradients, update)
     # compiled with jit_compile=True; the iterator read stays outside, XLA
     # has no kernel for it. flag_checks allows it on one device only, where
@@ -84,7 +87,12 @@ class Trainer:
                                          rc.model.num_classes)
       total_loss = base_loss + weight_decay.penalty(
           variables, params.weight_decay, params.single_l2_loss_op)
-    grads = tape.gradient(total_loss, variables)
+      if self.loss_scale is not None:
+        scaled_loss = self.loss_scale.scaled(total_loss)
+    if self.loss_scale is None:
+      grads = tape.gradient(total_loss, variables)
+    else:
+      grads = self.loss_scale.unscaled(tape.gradient(scaled_loss, variables))
     if params.gradient_clip is not None:
       grads = [tf.clip_by_norm(g, params.gradient_clip) for g in grads]
     [pairs] = update_in_place.gate([list(zip(grads, variables))],

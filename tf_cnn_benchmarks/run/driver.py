@@ -18,6 +18,7 @@ from tf_cnn_benchmarks.liveness import run_exit
 from tf_cnn_benchmarks.liveness import stop_request
 from tf_cnn_benchmarks.liveness import watchdog
 from tf_cnn_benchmarks.measure import cpu_share
+from tf_cnn_benchmarks.measure import memory
 from tf_cnn_benchmarks.measure import mfu
 from tf_cnn_benchmarks.run import local_runtime
 from tf_cnn_benchmarks.run import record
@@ -72,6 +73,7 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
         result.status, result.exit_code = status, exit_code
         result.failure = failure
       result.phases = watch.phases.seconds() if watch else {}
+      result.memory = memory.measure()
       result.record = record.build_record(
           run_id=run_id, started_at=started, finished_at=record.utc_now(),
           params=params, rc=rc, result=result,
@@ -112,10 +114,12 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
         with runtime.running():
           engine.prepare(rc)
           with watch.phase('input'):
-            rc, source = open_input_source(params, rc)
+            # rc.params: the flags with the sizes resolve chose (a GPU's
+            # input threads, run_config._gpu_thread_defaults).
+            rc, source = open_input_source(rc.params, rc)
             eval_source = None
             if rc.mode is run_mode.RunMode.TRAINING_AND_EVALUATION:
-              rc, eval_source = open_validation_source(params, rc)
+              rc, eval_source = open_validation_source(rc.params, rc)
           for note in rc.all_notes():
             reporter.say('Note: ' + note)
           engine.train(run_state.RunState(rc, runtime, reporter, watch,
@@ -129,10 +133,13 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
       # (unreachable, UNREACHABLE).
       if fail(getattr(e, 'status', 'failed'),
               getattr(e, 'exit_code', exit_codes.RUN_FAILED),
-              failures.describe(e, rc)) and params.verbosity >= 1:
+              failures.describe(e, rc, memory.peak_on)) and (
+                  params.verbosity >= 1):
         reporter.say(traceback.format_exc())
-    if write_record() and result.record_path:
-      reporter.say('Run record: %s' % result.record_path)
+    if write_record():
+      reporter.say(result.memory.line())
+      if result.record_path:
+        reporter.say('Run record: %s' % result.record_path)
   return result
 
 

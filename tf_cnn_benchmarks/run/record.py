@@ -4,12 +4,14 @@ Written once per run, atomically: a reader (or a crash) never sees half a
 file.
 """
 
+import dataclasses
 import datetime
 import os
 
 from results.record_io import CURRENT_SCHEMA_VERSION
 from results.record_io import write_record_atomically
 from tf_cnn_benchmarks import test_hooks
+from tf_cnn_benchmarks.config import gpu_settings
 from tf_cnn_benchmarks.process import malloc_tuning
 from tf_cnn_benchmarks.measure import environment
 
@@ -122,11 +124,17 @@ def _config(p, rc, data_description):
       'num_warmup_batches': rc.num_warmup_batches,
       'use_fp16': p.use_fp16,
       'compute_dtype': rc.compute_dtype.name,
+      'variable_dtype': rc.variable_dtype.name,
+      'loss_scale': (dataclasses.asdict(rc.loss_scaling)
+                     if rc.loss_scaling else None),
       'xla_compile': bool(p.xla_compile or p.xla),
       'num_workers': num_workers,
       'cross_replica_sync': p.cross_replica_sync,
       'sync_updates': p.sync_updates,
       'engine': p.engine,
+      # The GPU runtime's settings as this process passed them
+      # (config/gpu_settings.py).
+      'gpu_settings': gpu_settings.describe(p, rc.gpus_visible, os.environ),
   }
   config.update(_role_config(role))
   return config
@@ -164,6 +172,8 @@ def _record(run_id, started_at, finished_at, p, result, config,
                                 else None),
   }
   summary.update(_utilisation_summary(result.utilisation))
+  summary.update(result.memory.record_fields() if result.memory else
+                 {'peak_rss_mb': None, 'peak_device_memory_mb': None})
   timing = {
       'step_times_sec': list(times.timed) if times else [],
       'warmup_step_times_sec': list(times.warmup) if times else [],

@@ -46,11 +46,13 @@ class Reporter:
     self.field('Num epochs', '%.2f' % (rc.num_batches * rc.global_batch_size /
                                         float(rc.examples_per_epoch)))
     self.field('Devices', str(rc.tower_devices))
-    self.field('NUMA bind', False)
+    self.field('NUMA bind', p.use_numa_affinity)
     self.field('Data format', rc.data_format)
     if rc.compute_dtype != tf.float32:
-      self.field('Precision', '%s compute, float32 variables' %
-                 rc.compute_dtype.name)
+      self.field('Precision', '%s compute, %s variables' % (
+          rc.compute_dtype.name, rc.variable_dtype.name))
+    if rc.loss_scaling is not None:
+      self.field('Loss scale', rc.loss_scaling.describe())
     if rc.training:
       self.field('Optimizer', p.optimizer)
     self.field('Variables', variables_desc)

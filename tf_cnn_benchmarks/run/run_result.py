@@ -49,3 +49,6 @@ class RunResult:
   # Workers the chief found slower than the others
   # (cluster/watch/stragglers.py).
   stragglers: List[dict] = dataclasses.field(default_factory=list)
+  # This process's peak memory (measure/memory.Memory), taken as the run
+  # is recorded.
+  memory: Optional[object] = None

@@ -14,7 +14,8 @@ def forward(rc, images, training):
   """(logits, aux logits and weight or None) of the model on ``images``
   (or on its ids, for a model that reads ids)."""
   builder = layers.Builder(data_format=rc.data_format, is_training=training,
-                           compute_dtype=rc.compute_dtype)
+                           compute_dtype=rc.compute_dtype,
+                           variable_dtype=rc.variable_dtype)
   if rc.model.reads_ids:
     # Integer ids (ncf): no layout or dtype; the model embeds them.
     x = images

@@ -55,18 +55,27 @@ def penalty_and_reads(variables, rate, single_op=False):
   # The tensor a variable converts to: its caching device's copy when it
   # has one, as every other reader of the step gets.
   reads = {v.ref(): tf.convert_to_tensor(v) for v in weights}
-  values = [reads[v.ref()] for v in weights]
+  # Half-precision weights (--fp16_vars) are summed in float32, as the
+  # original did: the loss is float32, and float16 sums of squares overflow.
+  values = [tf.cast(reads[v.ref()], tf.float32) for v in weights]
   if single_op:
     return rate * tf.nn.l2_loss(tf.concat(
         [tf.reshape(v, [-1]) for v in values], axis=0)), reads
   return rate * tf.math.add_n([tf.nn.l2_loss(v) for v in values]), reads
 
 
-def gradients(base_loss, variables, reads, rate):
+def gradients(base_loss, variables, reads, rate, loss_scale=None):
   """tf.gradients(base_loss + penalty, variables), each decayed weight's
   dense gradient summed in place (``reads``, ``rate``: penalty_and_reads's
-  and the penalty's rate)."""
-  grads = tf.gradients(base_loss, variables)
+  and the penalty's rate). ``loss_scale`` (training/loss_scale.py): the
+  base loss's gradients are computed scaled and unscaled before the
+  penalty's part joins them (it needs no scaling: it is the weights times
+  the rate, in the weights' own dtype)."""
+  if loss_scale is None:
+    grads = tf.gradients(base_loss, variables)
+  else:
+    grads = loss_scale.unscaled(tf.gradients(loss_scale.scaled(base_loss),
+                                             variables))
   return [_with_decay(g, reads.get(v.ref()), rate)
           for g, v in zip(grads, variables)]
 

@@ -9,7 +9,8 @@
   2. (--agg_small_grads_max_bytes/_group): runs of consecutive small
      tensors concatenated into one, reduced together, then split;
   3. each tensor reduced by the --all_reduce_spec algorithm of its size
-     range, --allreduce_merge_scope tensors per 'allreduce' name scope;
+     range (or by --hierarchical_copy's two-level copies),
+     --allreduce_merge_scope tensors per 'allreduce' name scope;
   4. step 1 and 2 undone on every tower.
 None of it changes the math beyond float rounding; it changes which ops
 (and transfers) the graph has.
@@ -35,6 +36,10 @@ class Options:
   agg_max_bytes: int = 0
   agg_max_group: int = 10
   merge_scope: int = 1
+  # --gpu_indices: the towers' order around xring's ring (() : their own).
+  ring_order: Sequence[int] = ()
+  # --hierarchical_copy's --network_topology, or None (the spec's ranges).
+  hierarchical: Optional[str] = None
 
 
 def options_from(params, compute_dtype):
@@ -48,7 +53,11 @@ def options_from(params, compute_dtype):
       defer=params.variable_consistency == 'relaxed',
       agg_max_bytes=params.agg_small_grads_max_bytes,
       agg_max_group=params.agg_small_grads_max_group,
-      merge_scope=max(params.allreduce_merge_scope, 1))
+      merge_scope=max(params.allreduce_merge_scope, 1),
+      ring_order=tuple(all_reduce_spec.ring_order(params.gpu_indices,
+                                                  params.num_gpus)),
+      hierarchical=(params.network_topology if params.hierarchical_copy
+                    else None))
 
 
 class Deferred:
@@ -195,7 +204,7 @@ def _shuffle(tensors, devices, reducers):
   return out
 
 
-def _ring(tensors, devices, num_rings):
+def _ring(tensors, devices, num_rings, first_order=()):
   """xring: a ring all-reduce built from plain ops across the towers.
 
   Each tensor is cut into len(devices) pieces per ring. Reduce-scatter:
@@ -203,8 +212,11 @@ def _ring(tensors, devices, num_rings):
   the ring, ending on tower c with the full sum (N-1 adds, each on the tower
   that owns the addend). All-gather: that sum is copied on around the ring.
   A second ring runs the other way round, on its own pieces.
+  ``first_order``: the towers in ring order (--gpu_indices), else their
+  own.
   """
   n = len(devices)
+  first = list(first_order) or list(range(n))
   pieces = []
   sizes = _even_sizes(tensors[0].shape.num_elements(), n * num_rings)
   for t, device in zip(tensors, devices):
@@ -212,7 +224,7 @@ def _ring(tensors, devices, num_rings):
       pieces.append(tf.split(_flat(t), sizes))
   result = [[None] * len(sizes) for _ in devices]
   for ring in range(num_rings):
-    order = list(range(n)) if ring % 2 == 0 else list(reversed(range(n)))
+    order = first if ring % 2 == 0 else list(reversed(first))
     for c in range(n):
       p = ring * n + c
       total = pieces[order[(c + 1) % n]][p]
@@ -235,18 +247,83 @@ def _ring(tensors, devices, num_rings):
   return out
 
 
-def _reduce_one(tensors, devices, rng, index):
+def _nccl(tensors, devices):
+  """nccl (and, in one process, its hybrids): TensorFlow's NCCL
+  all-reduce across the GPU towers, each sum divided there."""
+  if not all(_is_gpu(d) for d in devices):
+    raise ValueError('--all_reduce_spec=nccl reduces between GPUs, but the '
+                     'towers are %s; use pscpu or xring.' % ', '.join(devices))
+  # Loaded only by runs that use it: the op is registered in every build,
+  # its kernels only in GPU builds.
+  from tensorflow.python.ops import nccl_ops  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+  sums = nccl_ops.all_sum(list(tensors))
+  out = []
+  for total, device in zip(sums, devices):
+    with tf1.device(device):
+      out.append(total * (1.0 / len(devices)))
+  return out
+
+
+def _is_gpu(device):
+  return tf.DeviceSpec.from_string(device).device_type in ('GPU', 'gpu')
+
+
+# --network_topology: the main towers (of the first half's sum, of the
+# second's) for gradient i of N towers. A DGX-1's two NVLink cliques are
+# towers 0-3 and 4-7, each tower linked to its twin i + 4; a GCP V100
+# machine links its cliques by 0-5 and 2-7 only.
+_GCP_V100_MAIN_PAIRS = ((0, 5), (2, 7), (5, 0), (7, 2))
+
+
+def _main_towers(index, num_devices, topology):
+  if topology == 'gcp_v100':
+    return _GCP_V100_MAIN_PAIRS[index % len(_GCP_V100_MAIN_PAIRS)]
+  return index % num_devices, (index + num_devices // 2) % num_devices
+
+
+def _hierarchical(tensors, devices, index, topology):
+  """--hierarchical_copy: each half of the towers summed on its main
+  tower, the two sums added (and divided) on the first, the mean copied
+  back to each half through its main tower."""
+  n = len(devices)
+  half = n // 2
+  main = _main_towers(index, n, topology)
+  halves = [range(0, half), range(half, n)]
+  if main[0] >= half:
+    halves.reverse()  # the first main tower's own half first
+  sums = []
+  for main_tower, members in zip(main, halves):
+    with tf1.device(devices[main_tower]):
+      sums.append(tf.math.add_n([tensors[i] for i in members]))
+  with tf1.device(devices[main[0]]):
+    mean = tf.math.add_n(sums) * (1.0 / n)
+  copies = []
+  for main_tower in main:
+    with tf1.device(devices[main_tower]):
+      copies.append(tf.identity(mean))
+  out = []
+  for d, device in enumerate(devices):
+    with tf1.device(device):
+      out.append(tf.identity(copies[0 if d in halves[0] else 1]))
+  return out
+
+
+def _reduce_one(tensors, devices, rng, index, opts):
   if len(devices) == 1:
     return list(tensors)
+  if opts.hierarchical is not None:
+    return _hierarchical(tensors, devices, index, opts.hierarchical)
+  if rng.alg.startswith('nccl'):
+    return _nccl(tensors, devices)
   if rng.alg == all_reduce_spec.SPREAD:
     return _spread(tensors, devices, index)
   if rng.alg == 'xring':
-    return _ring(tensors, devices, rng.shards)
+    return _ring(tensors, devices, rng.shards, opts.ring_order)
   if rng.alg in ('pscpu', 'pscpu/pscpu'):
     # One process has one CPU to gather on; shards split the tensor there.
     return _shuffle(tensors, devices, ['/cpu:0'] * rng.shards)
   if rng.alg == 'psgpu':
-    if not all('gpu' in d.lower() for d in devices):
+    if not all(_is_gpu(d) for d in devices):
       raise ValueError('--all_reduce_spec=psgpu reduces on GPUs, but the '
                        'towers are %s; use pscpu or xring.' % ', '.join(
                            devices))
@@ -279,7 +356,7 @@ def batch_mean(device_tensors, devices, opts, defer=None):
         tensors = per_tensor[j]
         rng = next(r for r in opts.ranges
                    if r.takes(tensors[0].shape.num_elements()))
-        reduced.append(_reduce_one(tensors, devices, rng, j))
+        reduced.append(_reduce_one(tensors, devices, rng, j, opts))
   out = []
   for packer, tensors, device in zip(packers, zip(*reduced), devices):
     with tf1.device(device):

@@ -18,8 +18,12 @@ ALGORITHMS = ('nccl', 'nccl/xring', 'nccl/rechd', 'nccl/pscpu', 'xring',
               'pscpu', 'psgpu', 'pscpu/pscpu', 'collective')
 # What replicated mode builds from ops across its towers. pscpu/pscpu is a
 # two-level shuffle (within each worker, then across workers' CPUs); in one
-# process the second level has one CPU, so it is pscpu.
-RUNS_IN_REPLICATED = ('xring', 'pscpu', 'pscpu/pscpu', 'psgpu')
+# process the second level has one CPU, so it is pscpu. Likewise the nccl/
+# hybrids: NCCL within each worker, then xring, recursive halving-doubling
+# or pscpu across the workers; in one process that is NCCL alone. The nccl
+# ones need GPU towers (run_config refuses them on CPU towers).
+RUNS_IN_REPLICATED = ('xring', 'pscpu', 'pscpu/pscpu', 'psgpu', 'nccl',
+                      'nccl/xring', 'nccl/rechd', 'nccl/pscpu')
 # The harness's own name for its default: each gradient summed on a tower
 # chosen round-robin (the original's default copy-to-device reduction).
 SPREAD = 'spread'
@@ -79,13 +83,11 @@ def parse(spec):
 def refusal(ranges, variable_update):
   """Why this harness cannot run the parsed spec in a mode; None if it can.
 
-  Decided without knowing the devices: psgpu's need of GPU towers is
-  checked when the graph is built (all_reduce.py).
+  Decided without knowing the devices: the need of GPU towers of nccl is
+  checked when the run's devices are (run_config.resolve), psgpu's when
+  the graph is built (all_reduce.py).
   """
   names = [r.alg for r in ranges]
-  if any('nccl' in n for n in names):
-    return ('NCCL all-reduce runs between GPUs and needs a TensorFlow build '
-            'with NCCL; on CPU towers use xring or pscpu')
   if variable_update == 'collective_all_reduce':
     # Its one algorithm, TensorFlow's collective ops, one per gradient.
     if names != ['collective'] or ranges[0].shards != 1:
@@ -100,3 +102,27 @@ def refusal(ranges, variable_update):
     return ('collective ops across one process\'s towers are not built; '
             'use --variable_update=collective_all_reduce for collectives')
   return None
+
+
+def ring_order(gpu_indices, num_towers):
+  """--gpu_indices ("2,0,1,3") as the towers' order around a ring
+  ([] when not given: their own order); SpecError unless it names every
+  tower once."""
+  if not gpu_indices:
+    return []
+  try:
+    order = [int(i) for i in gpu_indices.split(',')]
+  except ValueError:
+    order = None
+  if order is None or sorted(order) != list(range(num_towers)):
+    raise SpecError(
+        '--gpu_indices=%s should list the %d GPUs of --num_gpus=%d in ring '
+        'order, each once, separated by commas (e.g. --gpu_indices=%s).' % (
+            gpu_indices, num_towers, num_towers,
+            ','.join(str(i) for i in reversed(range(num_towers)))))
+  return order
+
+
+def uses_nccl(spec):
+  """Does --all_reduce_spec (text, or None) name an NCCL algorithm?"""
+  return bool(spec) and any('nccl' in r.alg for r in parse(spec))

@@ -121,7 +121,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
         self._note_peer_failure, note_stragglers=self._note_stragglers)
     self.checks.start()
     try:
-      strategies.set_threads(params)
+      strategies.prepare_runtime(params)
       if self.role.in_graph:
         self._strategy = self._coordinate(run_watch, peers)
       else:
