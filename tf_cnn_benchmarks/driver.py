@@ -118,7 +118,8 @@ def run(params, reporter=None, rc=None, runtime=None,
           data_description=source.description if source else None,
           cluster_run_id=params.cluster_run_id or None)
       if params.result_dir:
-        result.record_path = record.write(params.result_dir, result.record)
+        result.record_path = record.write_or_say(
+            params.result_dir, result.record, reporter.line)
       return True
 
   def fail(status, exit_code, failure):

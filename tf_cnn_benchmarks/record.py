@@ -209,3 +209,21 @@ def write(result_dir, rec):
   path = os.path.join(result_dir, record_file_name(rec))
   write_record_atomically(path, rec)
   return path
+
+
+def write_or_say(result_dir, rec, say):
+  """``write``, or one line saying why the record could not be written
+  (a full or read-only --result_dir); returns the path or None.
+
+  Never raises OSError: a run that cannot keep its record still ends
+  with its own status and exit code, and a watchdog ending a stuck run
+  from its thread must reach os._exit (a raise there would leave the
+  run hung for ever, deaf to further signals).
+  """
+  try:
+    return write(result_dir, rec)
+  except OSError as e:
+    say('Could not write the run record to %s: %s; the run ends with its '
+        'own status and exit code regardless (free space there or pass '
+        'another --result_dir).' % (result_dir, e.strerror or e))
+    return None
