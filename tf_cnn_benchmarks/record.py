@@ -6,6 +6,7 @@ file.
 
 import datetime
 import os
+import re
 
 from results.record_io import CURRENT_SCHEMA_VERSION
 from results.record_io import write_record_atomically
@@ -194,6 +195,17 @@ def _record(run_id, started_at, finished_at, p, result, config,
       'timing': timing,
       'summary': summary,
   }
+
+
+# What record_file_name makes: stamp_model_job-index_run.json. A plain
+# file name (no separator, no '..'), so a name that came from elsewhere
+# (a remote task's guard) can be joined to --result_dir safely.
+RECORD_FILE_NAME_RE = re.compile(
+    r'^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9_.-]+_[a-z]+-[0-9]+_[0-9a-f]{8}\.json$')
+
+
+def is_record_file_name(name):
+  return bool(RECORD_FILE_NAME_RE.match(name)) and '..' not in name
 
 
 def record_file_name(rec):

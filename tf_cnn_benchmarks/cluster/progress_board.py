@@ -82,9 +82,14 @@ def _note(raw):
   if not text:
     return None
   try:
-    return json.loads(text)
+    note = json.loads(text)
   except ValueError:
+    note = None
+  if not isinstance(note, dict):
+    # Not a note this harness wrote: its words, printed escaped
+    # (peer_failures.from_peer_note).
     return {'status': 'failed', 'failure': failures.failure('Unknown', text)}
+  return note
 
 
 def chief_initialised_vector(initial_value, name):

@@ -192,7 +192,7 @@ class Ssh:
     return self.argv(host, ['task', '--'] + list(task_flags))
 
   def reap_argv(self, host):
-    return lambda pid: self.argv(host, ['reap', str(pid)])
+    return lambda pid, tag: self.argv(host, ['reap', str(pid), tag])
 
 
 class PreflightError(Exception):
