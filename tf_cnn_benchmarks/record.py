@@ -94,6 +94,10 @@ def _role_config(role):
       # Every task's address by job, however the cluster was given (host
       # flags or a --cluster_spec file).
       'cluster': role.tf_cluster_def() if role is not None else None,
+      # Where this task's server listened, as the kernel had it: TensorFlow
+      # binds every interface whatever the spec says (cluster/server.py).
+      'server_listens_on': list(role.listens_on) if role is not None
+                           else None,
   }
 
 
