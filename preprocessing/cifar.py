@@ -12,6 +12,7 @@ pipeline, so models see one input range whichever dataset they train on.
 Training: pad 4 pixels (zeros), random 32x32 crop, random left-right flip.
 """
 
+import _codecs
 import atexit
 import os
 import pickle
@@ -35,11 +36,49 @@ IMAGE_BYTES = 32 * 32 * 3
 NUM_CLASSES = 10
 
 
+def _numpy_function(module, name):
+  """numpy's own pickle helper, wherever this numpy keeps it (numpy 2
+  renamed numpy.core to numpy._core)."""
+  core = getattr(np, '_core', None) or np.core
+  return getattr(getattr(core, module), name)
+
+
+# Everything a CIFAR-10 batch's pickle may name, as written by Python 2's
+# cPickle (the real files: numpy.core.multiarray._reconstruct, ndarray,
+# dtype) or by Python 3 (protocol 2 adds _codecs.encode for bytes; 5 uses
+# _frombuffer). A dict, lists, bytes, str and numbers need no global.
+_ALLOWED_GLOBALS = {
+    ('numpy.core.multiarray', '_reconstruct'): ('multiarray', '_reconstruct'),
+    ('numpy._core.multiarray', '_reconstruct'): ('multiarray',
+                                                 '_reconstruct'),
+    ('numpy.core.numeric', '_frombuffer'): ('numeric', '_frombuffer'),
+    ('numpy._core.numeric', '_frombuffer'): ('numeric', '_frombuffer'),
+}
+
+
+class _BatchUnpickler(pickle.Unpickler):
+  """Unpickles only what the CIFAR-10 python layout needs: --data_dir is
+  not trusted to run code, and any other global (os.system, a class's
+  constructor) is how a planted pickle would."""
+
+  def find_class(self, module, name):
+    if (module, name) in _ALLOWED_GLOBALS:
+      return _numpy_function(*_ALLOWED_GLOBALS[(module, name)])
+    if module == 'numpy' and name in ('ndarray', 'dtype'):
+      return getattr(np, name)
+    if (module, name) == ('_codecs', 'encode'):
+      return _codecs.encode
+    raise pickle.UnpicklingError(
+        'refused global %s.%s: a CIFAR-10 batch holds only a dict of numpy '
+        'arrays, lists, bytes and numbers, so this file is not one (and '
+        'loading it would have run code)' % (module, name))
+
+
 def load_batch(path, num_classes=NUM_CLASSES):
   """(images uint8 [N, 3072], labels uint8 [N]) of one pickle, checked."""
   try:
     with open(path, 'rb') as f:
-      batch = pickle.load(f, encoding='bytes')
+      batch = _BatchUnpickler(f, encoding='bytes').load()
     data = np.asarray(batch[b'data'], dtype=np.uint8)
     labels = np.asarray(batch[b'labels'], dtype=np.int64)
   except (OSError, pickle.UnpicklingError, EOFError, KeyError, TypeError,
