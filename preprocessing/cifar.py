@@ -3,9 +3,11 @@
 Reads data_batch_1..5 (train) or test_batch (validation): pickled dicts with
 b'data' uint8 [N, 3072] (R, G and B planes of 32x32) and b'labels'. The
 pickles are loaded and checked in Python at construction (all errors are
-DataErrors then), and rewritten as fixed-length binary records in a private
-temporary directory, so tf.data reads them in-graph without embedding 150 MB
-of constants in the GraphDef (and in every checkpoint's meta graph).
+DataErrors then), and rewritten as fixed-length binary records in a file
+that is unlinked at once and read through /proc/PID/fd, so tf.data reads
+them in-graph without embedding 150 MB of constants in the GraphDef (and in
+every checkpoint's meta graph), and the file is gone however the process
+ends (a cluster task leaves by os._exit, past atexit; a SIGKILL too).
 
 Scaling: to [-1, 1] (x / 127.5 - 1), the same range as the ImageNet
 pipeline, so models see one input range whichever dataset they train on.
@@ -13,10 +15,8 @@ Training: pad 4 pixels (zeros), random 32x32 crop, random left-right flip.
 """
 
 import _codecs
-import atexit
 import os
 import pickle
-import shutil
 import tempfile
 
 import numpy as np
@@ -104,10 +104,24 @@ def load_batch(path, num_classes=NUM_CLASSES):
   return data, labels.astype(np.uint8)
 
 
-def _private_dir():
-  directory = tempfile.mkdtemp(prefix='cifar10_records_')
-  atexit.register(shutil.rmtree, directory, True)
-  return directory
+# The open files of the records written (see _records_file): closed by
+# the process's end, which frees them.
+_OPEN_RECORDS = []
+
+
+def _records_file(array):
+  """A path tf.data can read ``array``'s bytes at, of a file no longer in
+  any folder: its only link is this process's open descriptor, so the
+  kernel frees it when the process ends, by any exit or signal."""
+  with tempfile.NamedTemporaryFile(prefix='cifar10_records_',
+                                   suffix='.bin', delete=False) as f:
+    array.tofile(f)
+  kept = open(f.name, 'rb')  # pylint: disable=consider-using-with
+  os.unlink(f.name)
+  _OPEN_RECORDS.append(kept)
+  # By pid, not "self": in a distributed_all_reduce cluster a worker on
+  # this host runs the controller's input ops, and opens it from there.
+  return '/proc/%d/fd/%d' % (os.getpid(), kept.fileno())
 
 
 class CifarInput(base.InputSource):
@@ -149,9 +163,7 @@ class CifarInput(base.InputSource):
     data = np.concatenate([d for d, _ in parts])
     labels = np.concatenate([l for _, l in parts])
     self.num_examples_per_epoch = int(len(labels))
-    path = os.path.join(_private_dir(), 'records.bin')
-    np.concatenate([labels[:, None], data], axis=1).tofile(path)
-    return path
+    return _records_file(np.concatenate([labels[:, None], data], axis=1))
 
   def tower_batches(self, tower_devices):
     with tf1.device(devices.host_device(tower_devices)):
