@@ -3,19 +3,20 @@
 Reads data_batch_1..5 (train) or test_batch (validation): pickled dicts with
 b'data' uint8 [N, 3072] (R, G and B planes of 32x32) and b'labels'. The
 pickles are loaded and checked in Python at construction (all errors are
-DataErrors then), and rewritten as fixed-length binary records in a private
-temporary directory, so tf.data reads them in-graph without embedding 150 MB
-of constants in the GraphDef (and in every checkpoint's meta graph).
+DataErrors then), and rewritten as fixed-length binary records in a file
+that is unlinked at once and read through /proc/PID/fd, so tf.data reads
+them in-graph without embedding 150 MB of constants in the GraphDef (and in
+every checkpoint's meta graph), and the file is gone however the process
+ends (a cluster task leaves by os._exit, past atexit; a SIGKILL too).
 
 Scaling: to [-1, 1] (x / 127.5 - 1), the same range as the ImageNet
 pipeline, so models see one input range whichever dataset they train on.
 Training: pad 4 pixels (zeros), random 32x32 crop, random left-right flip.
 """
 
-import atexit
+import _codecs
 import os
 import pickle
-import shutil
 import tempfile
 
 import numpy as np
@@ -35,11 +36,49 @@ IMAGE_BYTES = 32 * 32 * 3
 NUM_CLASSES = 10
 
 
+def _numpy_function(module, name):
+  """numpy's own pickle helper, wherever this numpy keeps it (numpy 2
+  renamed numpy.core to numpy._core)."""
+  core = getattr(np, '_core', None) or np.core
+  return getattr(getattr(core, module), name)
+
+
+# Everything a CIFAR-10 batch's pickle may name, as written by Python 2's
+# cPickle (the real files: numpy.core.multiarray._reconstruct, ndarray,
+# dtype) or by Python 3 (protocol 2 adds _codecs.encode for bytes; 5 uses
+# _frombuffer). A dict, lists, bytes, str and numbers need no global.
+_ALLOWED_GLOBALS = {
+    ('numpy.core.multiarray', '_reconstruct'): ('multiarray', '_reconstruct'),
+    ('numpy._core.multiarray', '_reconstruct'): ('multiarray',
+                                                 '_reconstruct'),
+    ('numpy.core.numeric', '_frombuffer'): ('numeric', '_frombuffer'),
+    ('numpy._core.numeric', '_frombuffer'): ('numeric', '_frombuffer'),
+}
+
+
+class _BatchUnpickler(pickle.Unpickler):
+  """Unpickles only what the CIFAR-10 python layout needs: --data_dir is
+  not trusted to run code, and any other global (os.system, a class's
+  constructor) is how a planted pickle would."""
+
+  def find_class(self, module, name):
+    if (module, name) in _ALLOWED_GLOBALS:
+      return _numpy_function(*_ALLOWED_GLOBALS[(module, name)])
+    if module == 'numpy' and name in ('ndarray', 'dtype'):
+      return getattr(np, name)
+    if (module, name) == ('_codecs', 'encode'):
+      return _codecs.encode
+    raise pickle.UnpicklingError(
+        'refused global %s.%s: a CIFAR-10 batch holds only a dict of numpy '
+        'arrays, lists, bytes and numbers, so this file is not one (and '
+        'loading it would have run code)' % (module, name))
+
+
 def load_batch(path, num_classes=NUM_CLASSES):
   """(images uint8 [N, 3072], labels uint8 [N]) of one pickle, checked."""
   try:
     with open(path, 'rb') as f:
-      batch = pickle.load(f, encoding='bytes')
+      batch = _BatchUnpickler(f, encoding='bytes').load()
     data = np.asarray(batch[b'data'], dtype=np.uint8)
     labels = np.asarray(batch[b'labels'], dtype=np.int64)
   except (OSError, pickle.UnpicklingError, EOFError, KeyError, TypeError,
@@ -65,10 +104,24 @@ def load_batch(path, num_classes=NUM_CLASSES):
   return data, labels.astype(np.uint8)
 
 
-def _private_dir():
-  directory = tempfile.mkdtemp(prefix='cifar10_records_')
-  atexit.register(shutil.rmtree, directory, True)
-  return directory
+# The open files of the records written (see _records_file): closed by
+# the process's end, which frees them.
+_OPEN_RECORDS = []
+
+
+def _records_file(array):
+  """A path tf.data can read ``array``'s bytes at, of a file no longer in
+  any folder: its only link is this process's open descriptor, so the
+  kernel frees it when the process ends, by any exit or signal."""
+  with tempfile.NamedTemporaryFile(prefix='cifar10_records_',
+                                   suffix='.bin', delete=False) as f:
+    array.tofile(f)
+  kept = open(f.name, 'rb')  # pylint: disable=consider-using-with
+  os.unlink(f.name)
+  _OPEN_RECORDS.append(kept)
+  # By pid, not "self": in a distributed_all_reduce cluster a worker on
+  # this host runs the controller's input ops, and opens it from there.
+  return '/proc/%d/fd/%d' % (os.getpid(), kept.fileno())
 
 
 class CifarInput(base.InputSource):
@@ -110,9 +163,7 @@ class CifarInput(base.InputSource):
     data = np.concatenate([d for d, _ in parts])
     labels = np.concatenate([l for _, l in parts])
     self.num_examples_per_epoch = int(len(labels))
-    path = os.path.join(_private_dir(), 'records.bin')
-    np.concatenate([labels[:, None], data], axis=1).tofile(path)
-    return path
+    return _records_file(np.concatenate([labels[:, None], data], axis=1))
 
   def tower_batches(self, tower_devices):
     with tf1.device(devices.host_device(tower_devices)):

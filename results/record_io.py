@@ -15,7 +15,9 @@ to know what its fields mean.
 """
 
 import copy
+import datetime
 import json
+import re
 
 from basics import atomic_files
 
@@ -110,3 +112,23 @@ def write_record_atomically(path, record):
   """
   text = json.dumps(record, indent=2, sort_keys=True, allow_nan=True) + '\n'
   atomic_files.write_text_atomically(path, text)
+
+
+# What record_file_name makes: stamp_model_job-index_run.json. A plain
+# file name (no separator, no '..'), so a name that came from elsewhere
+# (a remote task's guard) can be joined to --result_dir safely.
+RECORD_FILE_NAME_RE = re.compile(
+    r'^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9_.-]+_[a-z]+-[0-9]+_[0-9a-f]{8}\.json$')
+
+
+def is_record_file_name(name):
+  return bool(RECORD_FILE_NAME_RE.match(name)) and '..' not in name
+
+
+def record_file_name(rec):
+  stamp = datetime.datetime.fromisoformat(rec['started_at']).strftime(
+      '%Y%m%dT%H%M%SZ')
+  job = rec['config']['job_name'] or 'local'
+  task = rec['config']['task_index'] or 0
+  return '%s_%s_%s-%d_%s.json' % (stamp, rec['config']['model'], job, task,
+                                  rec['run_id'][:8])

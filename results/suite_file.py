@@ -19,6 +19,8 @@
   variable_update = "parameter_server"
   launch = {ps = 1, workers = 2}   # a local cluster: `tf_cnn_benchmarks
                                    # launch --ps=1 --workers=2 -- FLAGS`
+                                   # (only ps, workers, ps_exit_grace
+                                   # and timeout: no hosts, no ssh)
 
 Flag values: strings, numbers, booleans (passed as true/false) or lists
 (joined with commas). `result_dir` is set by the suite command, never here.
@@ -35,6 +37,11 @@ except ImportError:   # Python < 3.11: the same parser, packaged as tomli
 from results.errors import UsageError
 
 TOP_LEVEL_KEYS = {'repeat', 'label', 'defaults', 'config'}
+# The `launch` options a suite file may set: the size and the bounds of a
+# local cluster. A suite file is data that gets shared and checked in; the
+# options that choose hosts and what ssh runs there (hosts, ssh_option's
+# ProxyCommand, ssh_config, remote_python) are the user's to type.
+LAUNCH_KEYS = ('ps', 'workers', 'ps_exit_grace', 'timeout')
 CONFIG_META_KEYS = {'name', 'repeat', 'label', 'launch'}
 RESERVED_FLAGS = {'result_dir'}
 
@@ -141,6 +148,14 @@ def _launch_args_of(source, where, launch):
         '%s: %s has launch = %r; it must be a table of `tf_cnn_benchmarks '
         'launch` options, e.g. launch = {ps = 1, workers = 2}.'
         % (source, where, launch))
+  refused = [key for key in launch if key not in LAUNCH_KEYS]
+  if refused:
+    raise UsageError(
+        '%s: %s\'s launch table sets %r, which a suite file may not: it may '
+        'size a local cluster (%s), while the options that choose hosts or '
+        'what ssh runs are given on the command line. Run such a cluster '
+        'with `tf_cnn_benchmarks launch` yourself.'
+        % (source, where, refused[0], ', '.join(LAUNCH_KEYS)))
   return _flags_of(source, where + "'s launch", launch)
 
 

@@ -76,13 +76,14 @@ def main(argv):
 def _early_stop_recorder(params, role, started):
   """How liveness/early_signals.py records this run if it is stopped before
   it starts (TensorFlow may be half-imported: not used here)."""
-  def write(failure, phases):
+  def write(failure, phases, say):
     result = run_result.RunResult(
         status='interrupted', exit_code=exit_codes.INTERRUPTED,
         failure=failure, phases=phases)
     rec = record.build_unstarted_record(
         uuid.uuid4().hex, started, record.utc_now(), params, role, result)
-    return record.write(params.result_dir, rec) if params.result_dir else None
+    return (record.write_or_say(params.result_dir, rec, say)
+            if params.result_dir else None)
   return write
 
 

@@ -12,6 +12,7 @@ uses this module too.
 """
 
 import re
+import unicodedata
 
 ROOT_CAUSE_PREFIX = 'Root cause: '
 ROOT_CAUSE_RE = re.compile(r'^Root cause: (\S+) \(([^)]*)\)')
@@ -22,6 +23,24 @@ _CODE_PREFIX_RE = re.compile(r'^[A-Z_]+: (?=From /job:)')
 
 def failure(type_name, message, task=None, hint=None):
   return {'type': type_name, 'message': message, 'task': task, 'hint': hint}
+
+
+# Control characters, and the characters str.splitlines breaks lines at.
+_UNPRINTABLE = ('Cc', 'Zl', 'Zp')
+
+
+def printable(text):
+  """``text`` as one line: control characters and line breaks escaped
+  (a newline as \\n, ESC as \\x1b, U+2028 as \\u2028).
+
+  For words that come from elsewhere and are printed as part of ours (a
+  peer's failure note: whoever can reach the board's host can write it):
+  a newline in them would print a line of its own, which the launcher
+  would read as this task's (a root cause, a guard's marked line).
+  """
+  return ''.join(
+      c if unicodedata.category(c) not in _UNPRINTABLE else
+      c.encode('unicode_escape').decode('ascii') for c in str(text))
 
 
 # Lines of a TensorFlow error message that say nothing about the error.

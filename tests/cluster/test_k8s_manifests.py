@@ -14,6 +14,7 @@ Indexed Job pod gets.
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -46,7 +47,8 @@ def _model(obj):
 
   It drops fields it does not know, so _round_trip is the check for those.
   """
-  kind = {'Service': 'V1Service', 'Job': 'V1Job'}[obj['kind']]
+  kind = {'Service': 'V1Service', 'Job': 'V1Job',
+          'NetworkPolicy': 'V1NetworkPolicy'}[obj['kind']]
   return client.ApiClient().deserialize(json.dumps(obj), kind,
                                         'application/json')
 
@@ -87,10 +89,11 @@ def _pod_env(container, index):
 ])
 def test_plain_form_is_valid_kubernetes(args, benchmark, jobs):
   found = _objects(['--name', 'bench'] + args, benchmark)
-  assert [o['kind'] for o in found] == ['Service'] + ['Job'] * len(jobs)
+  assert [o['kind'] for o in found] == ['Service'] + ['Job'] * len(jobs) + [
+      'NetworkPolicy']
   for obj in found:
     assert _round_trip(obj) == obj
-  service, job_objects = found[0], found[1:]
+  service, job_objects = found[0], found[1:-1]
   assert service['spec']['clusterIP'] == 'None'
   for job in job_objects:
     spec = job['spec']
@@ -110,7 +113,7 @@ def test_plain_form_tf_config_gives_each_pod_its_role(monkeypatch):
   found = _objects(['--name', 'bench', '--ps', '1', '--workers', '2'],
                    ['--variable_update=parameter_server'])
   seen = []
-  for job in found[1:]:
+  for job in found[1:-1]:
     pod = job['spec']['template']
     container = pod['spec']['containers'][0]
     for index in range(job['spec']['completions']):
@@ -129,9 +132,10 @@ def test_tfjob_matches_the_kubeflow_crd():
   with open(SCHEMA) as f:
     schema = json.load(f)
   strict = _closed(schema)
-  (tfjob,) = _objects(['--form', 'tfjob', '--ps', '2', '--workers', '3'],
-                      ['--variable_update=parameter_server'])
+  tfjob, policy = _objects(['--form', 'tfjob', '--ps', '2', '--workers', '3'],
+                           ['--variable_update=parameter_server'])
   jsonschema.validate(tfjob, strict)
+  assert _round_trip(policy) == policy
   assert (tfjob['apiVersion'], tfjob['kind']) == ('kubeflow.org/v1', 'TFJob')
   spec = tfjob['spec']
   assert spec['runPolicy']['backoffLimit'] == 0
@@ -151,7 +155,8 @@ def test_tfjob_matches_the_kubeflow_crd():
     # The operator finds the container and port by these names.
     assert container['name'] == 'tensorflow'
     assert container['ports'][0]['name'] == 'tfjob-port'
-    assert 'env' not in container  # the operator sets TF_CONFIG
+    # The operator sets TF_CONFIG.
+    assert 'TF_CONFIG' not in {e['name'] for e in container['env']}
 
 
 def _closed(schema):
@@ -169,7 +174,7 @@ def test_the_schema_checks_catch_wrong_fields():
   """The checks above can fail: a typo, a wrong type, an unknown field."""
   with open(SCHEMA) as f:
     strict = _closed(json.load(f))
-  (tfjob,) = _objects(['--form', 'tfjob'])
+  tfjob = _objects(['--form', 'tfjob'])[0]
   bad = json.loads(json.dumps(tfjob))
   bad['spec']['runPolicy']['backofLimit'] = 0
   with pytest.raises(jsonschema.ValidationError):
@@ -192,17 +197,17 @@ def test_results_volume_and_resources():
                   '--memory', '8Gi'], ['--result_dir=/data/runs'])[2]
   pod = job['spec']['template']['spec']
   container = pod['containers'][0]
-  assert pod['volumes'] == [{'name': 'results', 'persistentVolumeClaim': {
-      'claimName': 'bench-results'}}]
-  assert container['volumeMounts'] == [{'name': 'results',
-                                        'mountPath': '/data/runs'}]
+  assert pod['volumes'][0] == {'name': 'results', 'persistentVolumeClaim': {
+      'claimName': 'bench-results'}}
+  assert container['volumeMounts'][0] == {'name': 'results',
+                                          'mountPath': '/data/runs'}
   assert container['resources'] == {'requests': {'cpu': '3',
                                                  'memory': '8Gi'},
-                                    'limits': {'memory': '8Gi'}}
+                                    'limits': {'cpu': '3', 'memory': '8Gi'}}
   # With a PVC nothing waits for kubectl cp.
   assert container['command'] == ['tf_cnn_benchmarks']
   default = _objects([])[2]['spec']['template']['spec']
-  assert default['volumes'] == [{'name': 'results', 'emptyDir': {}}]
+  assert default['volumes'][0] == {'name': 'results', 'emptyDir': {}}
   assert '--result_dir=/results' in default['containers'][0]['args']
 
 
@@ -217,10 +222,125 @@ def test_held_pod_keeps_the_runs_exit_code(tmp_path):
   assert ps_container['command'] == [str(fake)]  # ps tasks write no record
   worker = found[2]['spec']['template']['spec']['containers'][0]
   out = subprocess.run(worker['command'] + worker['args'],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, **{
+                           e['name']: e['value'] for e in worker['env']
+                           if 'value' in e}))
   assert out.returncode == 3, out
   assert 'ran with --model=trivial' in out.stdout
   assert 'records in /results; this pod stays up 1 s' in out.stdout
+
+
+def _pod_specs(found):
+  """Every pod template's spec, of either form."""
+  specs = []
+  for obj in found:
+    if obj['kind'] == 'Job':
+      specs.append(obj['spec']['template'])
+    elif obj['kind'] == 'TFJob':
+      specs += [r['template'] for r in obj['spec']['tfReplicaSpecs'].values()]
+  return specs
+
+
+@pytest.mark.parametrize('form', ['plain', 'tfjob'])
+def test_only_the_runs_own_pods_reach_its_pods(form):
+  """TensorFlow's servers have no authentication: a NetworkPolicy selects
+  every pod of the run and admits ingress from those pods only."""
+  found = _objects(['--form', form, '--name', 'bench', '--ps', '1'],
+                   ['--variable_update=parameter_server'])
+  (policy,) = [o for o in found if o['kind'] == 'NetworkPolicy']
+  assert _round_trip(policy) == policy
+  spec = policy['spec']
+  assert spec['policyTypes'] == ['Ingress']
+  (rule,) = spec['ingress']
+  (peer,) = rule['from']
+  assert set(peer) == {'podSelector'} and 'ports' not in rule
+  assert peer['podSelector'] == spec['podSelector']
+  selected = spec['podSelector']['matchLabels']
+  assert selected['tf-cnn-benchmarks/cluster'] == 'bench'
+  templates = _pod_specs(found)
+  assert templates
+  for template in templates:
+    assert set(selected.items()) <= set(template['metadata']['labels'].items())
+
+
+@pytest.mark.parametrize('form', ['plain', 'tfjob'])
+def test_pods_run_without_root_powers_and_with_limits(form):
+  found = _objects(['--form', form, '--ps', '1', '--cpu', '3'],
+                   ['--variable_update=parameter_server'])
+  for template in _pod_specs(found):
+    pod = template['spec']
+    assert pod['automountServiceAccountToken'] is False
+    assert pod['securityContext'] == {'fsGroup': 1000}
+    (container,) = pod['containers']
+    assert container['securityContext'] == {
+        'allowPrivilegeEscalation': False, 'readOnlyRootFilesystem': True,
+        'capabilities': {'drop': ['ALL']},
+        'seccompProfile': {'type': 'RuntimeDefault'},
+        'runAsNonRoot': True, 'runAsUser': 1000, 'runAsGroup': 1000}
+    # What the harness and TensorFlow write outside the results: /tmp.
+    assert {'name': 'tmp', 'emptyDir': {'sizeLimit': '2Gi'}} in pod['volumes']
+    assert {'name': 'tmp', 'mountPath': '/tmp'} in container['volumeMounts']
+    env = {e['name']: e.get('value') for e in container['env']}
+    assert env['HOME'] == env['TMPDIR'] == '/tmp'
+    resources = container['resources']
+    assert resources['requests'] == resources['limits'] == {
+        'cpu': '3', 'memory': '4Gi'}
+  as_root = _pod_specs(_objects(['--form', form, '--run_as_user', '0']))
+  for template in as_root:
+    (container,) = template['spec']['containers']
+    assert 'runAsNonRoot' not in container['securityContext']
+    assert 'securityContext' not in template['spec']
+
+
+def _held_worker(tmp_path, fake_script, *extra, benchmark=()):
+  fake = tmp_path / 'fake_benchmark'
+  fake.write_text(fake_script)
+  fake.chmod(0o755)
+  found = _objects(['--hold_seconds', '30', '--command', str(fake)] +
+                   list(extra), benchmark)
+  worker = found[2]['spec']['template']['spec']['containers'][0]
+  env = dict(os.environ, **{e['name']: e['value'] for e in worker['env']
+                            if 'value' in e})
+  return worker['command'] + worker['args'], env
+
+
+def test_a_held_pod_forwards_sigterm_to_the_run(tmp_path):
+  """kubelet's SIGTERM goes to the pod's PID 1, the hold's shell: the run
+  must get it (to stop and record itself), and the pod must then end
+  with the run's code, not sleep out the hold."""
+  got = tmp_path / 'got_sigterm'
+  argv, env = _held_worker(tmp_path, (
+      '#!/bin/sh\ntrap \'touch %s; exit 130\' TERM\necho started\n'
+      'while :; do sleep 0.1; done\n') % got)
+  shell = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+  try:
+    assert shell.stdout.readline() == 'started\n'
+    shell.send_signal(signal.SIGTERM)
+    assert shell.wait(timeout=10) == 130
+  finally:
+    shell.kill()
+    shell.wait()
+  assert got.exists()
+
+
+def test_the_hold_runs_nothing_from_the_flags(tmp_path):
+  """--result_dir reaches the hold's shell as data, never as shell text."""
+  marker = tmp_path / 'ran'
+  folder = '/r$(touch %s)' % marker
+  argv, env = _held_worker(tmp_path, '#!/bin/sh\nexit 3\n',
+                           benchmark=['--result_dir=' + folder])
+  shell = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+  try:
+    line = shell.stdout.readline()
+    assert not marker.exists()
+    shell.send_signal(signal.SIGTERM)  # ends the hold
+    assert shell.wait(timeout=10) == 3
+  finally:
+    shell.kill()
+    shell.wait()
+  assert not marker.exists()
+  assert 'records in %s;' % folder in line, line
 
 
 def test_output_dir_has_one_file_per_object(tmp_path):
@@ -233,7 +353,8 @@ def test_output_dir_has_one_file_per_object(tmp_path):
   names = sorted(os.listdir(tmp_path / 'm'))
   assert names == ['00-service-tf-cnn-benchmarks.json',
                    '01-job-tf-cnn-benchmarks-ps.json',
-                   '02-job-tf-cnn-benchmarks-worker.json']
+                   '02-job-tf-cnn-benchmarks-worker.json',
+                   '03-networkpolicy-tf-cnn-benchmarks-peers-only.json']
   for name in names:
     with open(tmp_path / 'm' / name) as f:
       obj = json.load(f)

@@ -1,8 +1,13 @@
 """Where `launch --hosts`/`--hostfile` puts each task, and bad host input."""
 
+import subprocess
+import sys
+
 import pytest
 
+from tests.driver_helpers import REPO, SCRIPT
 from tf_cnn_benchmarks.config import flags
+from tf_cnn_benchmarks.cluster.launch import launcher
 from tf_cnn_benchmarks.cluster.launch import ssh_hosts
 
 
@@ -46,3 +51,38 @@ def test_bad_host_is_named():
   with pytest.raises(flags.UsageError, match=r'"a@b@c" is not '
                      r'\[user@\]host\[:ssh_port\]'):
     ssh_hosts.parse_host('a@b@c')
+
+
+def test_a_host_name_starting_with_a_dash_is_refused_before_ssh_runs(
+    tmp_path):
+  """`--hosts=-oProxyCommand=...` would be an ssh option, and ssh would run
+  the command: refused as a usage error (exit 2), ssh never started."""
+  marker = tmp_path / 'ran'
+  script = tmp_path / 'proxy.sh'
+  script.write_text('#!/bin/sh\ntouch %s\n' % marker)
+  script.chmod(0o755)
+  hostfile = tmp_path / 'hosts'
+  hostfile.write_text('-oProxyCommand=%s slots=2\n' % script)
+  for hosts in (['--hosts=-oProxyCommand=%s' % script],
+                ['--hostfile', str(hostfile)]):
+    done = subprocess.run(
+        [sys.executable, SCRIPT, 'launch'] + hosts + [
+            '--workers', '1', '--ssh_connect_timeout', '2', '--',
+            '--model=trivial', '--variable_update=collective_all_reduce'],
+        cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr
+    error = done.stderr.strip()
+    assert error.startswith('Error: Host "-oProxyCommand=') and (
+        'starts with "-"' in error) and '\n' not in error, error
+
+
+def test_ssh_commands_end_options_before_the_host():
+  args = launcher.make_parser().parse_args(
+      ['--hosts', 'h', '--ssh_option', 'Port=2022'])
+  ssh = ssh_hosts.Ssh(args)
+  host = ssh_hosts.Host('h1', 'alice', 2022)
+  for argv in (ssh.task_argv(host, ['--model=trivial']),
+               ssh.reap_argv(host)(42, 'ab' * 8), ssh.argv(host, ['x'])):
+    assert argv[-3:-1] == ['--', 'h1'], argv
+    assert argv.index('--') > argv.index('Port=2022'), argv

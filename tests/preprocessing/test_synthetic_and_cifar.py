@@ -102,3 +102,47 @@ def test_unknown_data_name_is_rejected(tmp_path):
   with pytest.raises(ValueError, match='imagenet, cifar10'):
     get_input_source(make_params(str(tmp_path), data_name='coco'), 32, 10, 4,
                      1, 'train')
+
+
+class _Hostile:
+  """Unpickles as a call of os.system: what a planted batch file would do."""
+
+  def __init__(self, marker):
+    self.marker = marker
+
+  def __reduce__(self):
+    return (os.system, ('touch %s' % self.marker,))
+
+
+def test_a_cifar_pickle_that_calls_a_function_is_refused(tmp_path):
+  """Only what the CIFAR-10 layout needs is unpickled (a dict, lists,
+  bytes, numbers, numpy arrays): a batch that would run a command is a
+  DataError naming the file, and the command never runs."""
+  marker = tmp_path / 'ran'
+  with open(tmp_path / 'test_batch', 'wb') as f:
+    pickle.dump({b'data': _Hostile(marker), b'labels': [0]}, f, protocol=2)
+  with pytest.raises(DataError) as info:
+    get_input_source(make_params(str(tmp_path), data_name='cifar10'), 32, 10,
+                     4, 1, 'validation')
+  assert not marker.exists()
+  assert info.value.path == str(tmp_path / 'test_batch')
+  assert str(tmp_path / 'test_batch') in str(info.value)
+  assert 'posix.system' in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize('protocol', ['python2', 2, 4, 5])
+def test_cifar_pickles_of_every_protocol_still_load(tmp_path, protocol):
+  """The real batches are Python 2 pickles (protocol 2, numpy.core's
+  _reconstruct); numpy 2 writes numpy._core, and _frombuffer at 5."""
+  data = np.arange(2 * cifar.IMAGE_BYTES, dtype=np.uint8).reshape(2, -1)
+  text = pickle.dumps(
+      {b'batch_label': b'testing batch 1 of 1', b'labels': [3, 9],
+       b'data': data, b'filenames': [b'a.png', b'b.png']},
+      protocol=2 if protocol == 'python2' else protocol)
+  if protocol == 'python2':
+    text = text.replace(b'numpy._core.multiarray', b'numpy.core.multiarray')
+    assert b'numpy.core.multiarray\n_reconstruct' in text
+  (tmp_path / 'test_batch').write_bytes(text)
+  images, labels = cifar.load_batch(str(tmp_path / 'test_batch'))
+  np.testing.assert_array_equal(images, data)
+  assert labels.tolist() == [3, 9]

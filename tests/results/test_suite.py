@@ -150,6 +150,21 @@ def test_a_launch_table_runs_the_configuration_as_a_local_cluster(tmp_path):
     suite_file.parse_suite('[[config]]\nmodel = "x"\nlaunch = "--ps 1"')
 
 
+@pytest.mark.parametrize('option', [
+    'ssh_option = "ProxyCommand=touch /tmp/x"', 'hosts = "-oProxyCommand=x"',
+    'remote_python = "/bin/sh"', 'ssh_config = "/tmp/evil_config"'])
+def test_a_launch_table_admits_only_the_local_cluster_options(option):
+  """A suite file is data (shared, checked in): its launch table may size a
+  local cluster, never choose what ssh runs or where."""
+  with pytest.raises(UsageError) as info:
+    suite_file.parse_suite('[[config]]\nmodel = "x"\nlaunch = {ps = 1, %s}'
+                           % option)
+  message = str(info.value)
+  assert ("launch table sets %r, which a suite file may not" %
+          option.split(' ')[0]) in message, message
+  assert 'ps, workers, ps_exit_grace, timeout' in message, message
+
+
 def test_quick_suite_covers_what_the_version_table_needs():
   """README's version table: trivial, replicated resnet20, a local cluster."""
   configs = suite_file.load_suite(os.path.join(

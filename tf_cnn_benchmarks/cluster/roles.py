@@ -44,6 +44,9 @@ class ClusterRole:
   step_deadline_seconds: Optional[float] = None
   # Session target of this task's own server (set once it is started).
   target: str = ''
+  # 'ip:port' this task's server listens on, as the kernel has it (set
+  # once it is started: server.measured_exposure).
+  listens_on: Tuple[str, ...] = ()
   # --sync_updates: how a synchronous ps-mode cluster updates.
   sync_updates: str = 'mean'
   # --engine: which runtime trains (the tf2 engine has no controller).

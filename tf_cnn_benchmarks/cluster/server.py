@@ -7,9 +7,14 @@ start-up.
 TensorFlow's gRPC server listens on every interface of its host (``*:port``
 in ``ss -ltnp``, tests/cluster/test_server_exposure.py), whatever host the
 cluster spec names, and has no authentication: whoever reaches the port
-can run graph ops in the process. We cannot change that, so a task whose
-cluster spans non-loopback hosts says so once, as its server starts
-(``exposure_warning``).
+can run graph ops in the process. We cannot change that: TensorFlow 2.21
+binds ``0.0.0.0:PORT``, hard-coded in its grpc_server_lib.cc, and neither
+ServerDef (only a ``port``), ConfigProto nor RPCOptions has an address to
+bind. So each task asks the kernel where its server really listens
+(``listening_addresses``), keeps that in its role (the run record's
+``server_listens_on``), and says once, as its server starts, when that is
+more than loopback (``exposure_warning``), with the firewall rule that
+closes the port to other hosts.
 """
 
 import dataclasses
@@ -102,11 +107,31 @@ def start_server(role, config):
       task_index=role.task_index, protocol=role.protocol, config=config,
       start=True)
   _SERVERS.append(server)
+  role = dataclasses.replace(role, target=server.target)
+  return measured_exposure(role, print)
+
+
+def measured_exposure(role, say):
+  """``role`` with where its server listens (``listens_on``), after
+  saying the exposure warning (if any) with ``say``."""
+  role = dataclasses.replace(role, listens_on=tuple(listening_addresses(
+      roles.split_address(role.address)[1])))
   warning = exposure_warning(role)
   if warning:
-    print(warning)
+    say(warning)
     sys.stdout.flush()
-  return dataclasses.replace(role, target=server.target)
+  return role
+
+
+def listening_addresses(port):
+  """'ip:port' of each socket of this process listening on ``port``, as
+  the kernel has it (not as the cluster spec says): '[::]:2222' is every
+  IPv6 and IPv4 address."""
+  import psutil  # pylint: disable=g-import-not-at-top
+  return sorted({
+      ('[%s]:%d' if ':' in c.laddr.ip else '%s:%d') % (c.laddr.ip, port)
+      for c in psutil.Process().net_connections('tcp')
+      if c.status == psutil.CONN_LISTEN and c.laddr.port == port})
 
 
 def _is_loopback(host):
@@ -118,23 +143,49 @@ def _is_loopback(host):
     return False  # A host name: it may be anywhere.
 
 
+def _listens_on_loopback_only(role):
+  """Also when it listens nowhere at its port (a coordinator may start no
+  server)."""
+  return all(_is_loopback(roles.split_address(a)[0])
+             for a in role.listens_on)
+
+
+def firewall_rule(port):
+  """The rule that closes ``port`` to every host but this one."""
+  # The server listens on IPv6 and IPv4 alike: both tables.
+  return '; '.join('%s -I INPUT -p tcp --dport %d ! -i lo -j DROP' % (
+      tables, port) for tables in ('iptables', 'ip6tables'))
+
+
 def exposure_warning(role):
-  """The one-line warning of a task whose cluster spans non-loopback hosts
-  (None when every task is on this machine's loopback)."""
+  """The one-line warning of a task whose server is reachable from other
+  hosts (None when ``role.listens_on``, measured, is loopback only)."""
+  if _listens_on_loopback_only(role):
+    return None
+  host, port = roles.split_address(role.address)
   hosts = sorted({roles.split_address(address)[0]
                   for addresses in role.jobs.values()
                   for address in addresses})
-  exposed = [host for host in hosts if not _is_loopback(host)]
-  if not exposed:
-    return None
+  exposed = [h for h in hosts if not _is_loopback(h)]
+  where = ', '.join(role.listens_on)
+  if any(roles.split_address(a)[0] in ('0.0.0.0', '::')
+         for a in role.listens_on):
+    where = 'every interface of this host (%s)' % where
+  if exposed:
+    return (
+        'Warning: %s\'s TensorFlow server listens on %s, not only %s, and '
+        'has no authentication: anyone who can reach the port can run '
+        'TensorFlow ops in this process. This cluster spans non-loopback '
+        'hosts (%s); run it on a trusted network only (docs/cluster.md, '
+        '"Trusted network only").' % (role.task_name, where, host,
+                                      ', '.join(exposed)))
   return (
-      'Warning: %s\'s TensorFlow server listens on port %d of every '
-      'interface of this host (not only %s) and has no authentication: '
-      'anyone who can reach the port can run TensorFlow ops in this '
-      'process. This cluster spans non-loopback hosts (%s); run it on a '
-      'trusted network only (docs/cluster.md, "Trusted network only").' % (
-          role.task_name, roles.split_address(role.address)[1],
-          roles.split_address(role.address)[0], ', '.join(exposed)))
+      'Warning: %s\'s TensorFlow server listens on %s, though its cluster '
+      'is all on loopback: TensorFlow cannot bind one address, and the '
+      'server has no authentication (anyone who can reach the port can run '
+      'TensorFlow ops in this process). To close it to other hosts: %s '
+      '(docs/cluster.md, "Trusted network only").' % (
+          role.task_name, where, firewall_rule(port)))
 
 
 def device_summary(role):

@@ -48,7 +48,7 @@ class _Guard:
     self._say = say
     self.started = time.monotonic()
     self.doing = 'starting'
-    self.write_record = None   # write_record(failure, phases) -> path
+    self.write_record = None   # write_record(failure, phases, say) -> path
     self.lock = threading.Lock()
     self.taken_over = False
     self._stop = threading.Event()
@@ -90,8 +90,11 @@ class _Guard:
         self._say('No run record: the command line was not read yet.')
       else:
         try:
+          # A record that cannot be written is said by write_record, once
+          # (record.write_or_say); this catches the rest (a bug building
+          # it): either way the process ends here with its code.
           path = self.write_record(failure, {
-              START_UP_PHASE: time.monotonic() - self.started})
+              START_UP_PHASE: time.monotonic() - self.started}, self._say)
           if path:
             self._say('Run record: %s' % path)
         except Exception as e:  # pylint: disable=broad-except
@@ -134,9 +137,10 @@ def _trace(words):
 
 
 def record_early_stop(write_record):
-  """``write_record(failure, phases)`` -> the record's path or None: how
-  the guard records a run stopped before it started (once the flags are
-  read; it must not need TensorFlow, which may be half-imported)."""
+  """``write_record(failure, phases, say)`` -> the record's path or None
+  (``say`` a line that it could not be written): how the guard records a
+  run stopped before it started (once the flags are read; it must not
+  need TensorFlow, which may be half-imported)."""
   if _guard is not None:
     _guard.write_record = write_record
 

@@ -45,26 +45,38 @@ class RunExit:
   def end(self, ending, anyway=False):
     """Ends the process with ``ending`` (endings.Ending); returns only if
     the main thread recorded the run first and not ``anyway``."""
-    recorded = self._record(ending.status, ending.exit_code, ending.failure)
+    # Nothing here may raise past os._exit: this runs on the watchdog's
+    # thread while the main thread is stuck, so a raise would leave the
+    # run hung for ever, deaf to further signals. A record that cannot be
+    # written is said by write_record itself (record.write_or_say); this
+    # catches the rest.
+    try:
+      recorded = self._record(ending.status, ending.exit_code,
+                              ending.failure)
+    except Exception as e:  # pylint: disable=broad-except
+      self._say('Could not write the run record: %s' % e)
+      recorded = True
     if not recorded and not anyway:
       return
-    if recorded:
-      for line in ending.report_lines():
-        self._say(line)
-      path = self._record_path()
-      if path:
-        self._say('Run record: %s' % path)
-      if self._leave is not None:
-        leaving = threading.Thread(
-            target=self._leave, args=(ending.status, ending.failure),
-            daemon=True)
-        leaving.start()
-        leaving.join(LEAVING_SECONDS)
-    for undo in self._before_exit:
-      try:
-        undo()
-      except Exception as e:  # pylint: disable=broad-except
-        self._say('Could not undo %s on the way out: %s' % (
-            getattr(undo, '__qualname__', undo), e))
-    console.flush()
-    os._exit(ending.exit_code)  # pylint: disable=protected-access
+    try:
+      if recorded:
+        for line in ending.report_lines():
+          self._say(line)
+        path = self._record_path()
+        if path:
+          self._say('Run record: %s' % path)
+        if self._leave is not None:
+          leaving = threading.Thread(
+              target=self._leave, args=(ending.status, ending.failure),
+              daemon=True)
+          leaving.start()
+          leaving.join(LEAVING_SECONDS)
+      for undo in self._before_exit:
+        try:
+          undo()
+        except Exception as e:  # pylint: disable=broad-except
+          self._say('Could not undo %s on the way out: %s' % (
+              getattr(undo, '__qualname__', undo), e))
+      console.flush()
+    finally:
+      os._exit(ending.exit_code)  # pylint: disable=protected-access

@@ -80,7 +80,8 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
           data_description=source.description if source else None,
           cluster_run_id=params.cluster_run_id or None)
       if params.result_dir:
-        result.record_path = record.write(params.result_dir, result.record)
+        result.record_path = record.write_or_say(
+            params.result_dir, result.record, reporter.say)
       return True
 
   def fail(status, exit_code, failure):

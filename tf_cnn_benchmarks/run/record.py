@@ -8,6 +8,7 @@ import dataclasses
 import datetime
 import os
 
+from results import record_io
 from results.record_io import CURRENT_SCHEMA_VERSION
 from results.record_io import write_record_atomically
 from tf_cnn_benchmarks import test_hooks
@@ -95,6 +96,10 @@ def _role_config(role):
       # Every task's address by job, however the cluster was given (host
       # flags or a --cluster_spec file).
       'cluster': role.tf_cluster_def() if role is not None else None,
+      # Where this task's server listened, as the kernel had it: TensorFlow
+      # binds every interface whatever the spec says (cluster/server.py).
+      'server_listens_on': list(role.listens_on) if role is not None
+                           else None,
   }
 
 
@@ -209,16 +214,25 @@ def _record(run_id, started_at, finished_at, p, result, config,
   }
 
 
-def record_file_name(rec):
-  stamp = datetime.datetime.fromisoformat(rec['started_at']).strftime(
-      '%Y%m%dT%H%M%SZ')
-  job = rec['config']['job_name'] or 'local'
-  task = rec['config']['task_index'] or 0
-  return '%s_%s_%s-%d_%s.json' % (stamp, rec['config']['model'], job, task,
-                                  rec['run_id'][:8])
-
-
 def write(result_dir, rec):
-  path = os.path.join(result_dir, record_file_name(rec))
+  path = os.path.join(result_dir, record_io.record_file_name(rec))
   write_record_atomically(path, rec)
   return path
+
+
+def write_or_say(result_dir, rec, say):
+  """``write``, or one line saying why the record could not be written
+  (a full or read-only --result_dir); returns the path or None.
+
+  Never raises OSError: a run that cannot keep its record still ends
+  with its own status and exit code, and a watchdog ending a stuck run
+  from its thread must reach os._exit (a raise there would leave the
+  run hung for ever, deaf to further signals).
+  """
+  try:
+    return write(result_dir, rec)
+  except OSError as e:
+    say('Could not write the run record to %s: %s; the run ends with its '
+        'own status and exit code regardless (free space there or pass '
+        'another --result_dir).' % (result_dir, e.strerror or e))
+    return None

@@ -20,6 +20,16 @@ Two forms:
 
 No pod restarts (restartPolicy Never, backoffLimit 0): a benchmark that
 restarted silently would report a run that did not happen as measured.
+
+Safe by default, as TensorFlow's servers have no authentication: a
+NetworkPolicy admits to the run's pods only the run's own pods; each pod
+runs as a non-root user (--run_as_user; the TensorFlow images run as root
+by default, and need nothing of root's), with no privilege escalation, no
+capabilities, a read-only root file system (an emptyDir at /tmp, which is
+also HOME, for what the harness and TensorFlow write there), the runtime's
+default seccomp profile and no service-account token; and it requests
+and is limited to --cpu and --memory (Guaranteed QoS: a benchmark's pod is
+neither throttled below nor evicted before its neighbours).
 """
 
 import argparse
@@ -40,6 +50,9 @@ PLAIN, TFJOB = 'plain', 'tfjob'
 CONTAINER = 'tensorflow'     # the name the TFJob operator looks for
 PORT_NAME = 'tfjob-port'     # the port name the TFJob operator looks for
 RESULTS_VOLUME = 'results'
+TMP_VOLUME = 'tmp'
+TMP_DIR = '/tmp'
+DEFAULT_RUN_AS_USER = 1000
 DEFAULT_RESULT_DIR = '/results'
 DEFAULT_HOLD_SECONDS = 600
 # The annotation an Indexed Job's pod carries its index in (the Job
@@ -77,9 +90,18 @@ def make_parser():
   parser.add_argument('--port', type=int, default=2222,
                       help='port every task listens on')
   parser.add_argument('--cpu', default='2',
-                      help='CPU each pod requests (Kubernetes quantity)')
+                      help='CPU each pod requests, and its limit (Kubernetes '
+                           'quantity)')
   parser.add_argument('--memory', default='4Gi',
                       help='memory each pod requests, and its limit')
+  parser.add_argument('--tmp_size', default='2Gi',
+                      help='size limit of each pod\'s writable /tmp '
+                           '(an emptyDir; the root file system is '
+                           'read-only)')
+  parser.add_argument('--run_as_user', type=int, default=DEFAULT_RUN_AS_USER,
+                      help='user id (and group id) the pods run as; 0 runs '
+                           'them as the image\'s own user (root in '
+                           'TensorFlow\'s images), without runAsNonRoot')
   parser.add_argument('--command', default='tf_cnn_benchmarks',
                       help='the harness\'s command inside the image')
   parser.add_argument('--results_pvc', default=None,
@@ -108,6 +130,10 @@ def _check_args(args):
     raise flags.UsageError('--port=%d is not a TCP port.' % args.port)
   if args.hold_seconds is not None and args.hold_seconds < 0:
     raise flags.UsageError('--hold_seconds must be >= 0.')
+  if args.run_as_user < 0:
+    raise flags.UsageError(
+        '--run_as_user=%d is not a user id; give one >= 1 (0 runs the pods '
+        'as the image\'s own user).' % args.run_as_user)
 
 
 def read_benchmark_flags(benchmark_flags):
@@ -195,31 +221,62 @@ def _metadata(plan, name, job=None):
   return meta
 
 
+# The hold: keep the pod (and its emptyDir) up after the run so `kubectl
+# cp` can fetch the records; the exit code stays the run's. The shell is
+# PID 1, which ignores a signal it has no handler for, so it forwards
+# SIGTERM/SIGINT (kubelet's stop) to the run, which then records itself,
+# and ends with it (a stopped pod is not held); a signal during the hold
+# ends it. Nothing is interpolated but numbers: the command, its flags and
+# the folder arrive as "$0", "$@" and the environment.
+_HOLD_SCRIPT = (
+    'pid=; trap \'stopped=1; kill -TERM $pid 2>/dev/null\' TERM INT; '
+    '"$0" "$@" & pid=$!; '
+    '[ -z "$stopped" ] || kill -TERM "$pid"; '
+    'wait "$pid"; code=$?; '
+    'while kill -0 "$pid" 2>/dev/null; do wait "$pid"; code=$?; done; '
+    '[ -z "$stopped" ] || exit "$code"; '
+    'trap \'exit "$code"\' TERM INT; '
+    'echo "run ended (exit $code); records in $%s; this pod stays up %d s '
+    'for kubectl cp"; '
+    'sleep %d & wait $!; exit "$code"')
+RESULT_DIR_ENV = 'TF_CNN_BENCHMARKS_RESULT_DIR'
+
+
+def _security_context(plan):
+  """The container's: nothing of root's powers (see the module doc)."""
+  context = {'allowPrivilegeEscalation': False,
+             'readOnlyRootFilesystem': True,
+             'capabilities': {'drop': ['ALL']},
+             'seccompProfile': {'type': 'RuntimeDefault'}}
+  if plan.args.run_as_user:
+    context.update(runAsNonRoot=True, runAsUser=plan.args.run_as_user,
+                   runAsGroup=plan.args.run_as_user)
+  return context
+
+
 def _container(plan, job, env):
   command, args = [plan.args.command], list(plan.task_flags)
+  env = list(env or []) + [{'name': 'HOME', 'value': TMP_DIR},
+                           {'name': 'TMPDIR', 'value': TMP_DIR}]
   if plan.hold_seconds and plan.trains[job]:
-    # Keep the pod (and its emptyDir) up after the run so `kubectl cp` can
-    # fetch the records; the exit code stays the run's.
-    script = ('"$0" "$@"; code=$?; echo "run ended (exit $code); records in '
-              '%s; this pod stays up %d s for kubectl cp"; sleep %d; '
-              'exit $code' % (plan.result_dir, plan.hold_seconds,
-                              plan.hold_seconds))
+    script = _HOLD_SCRIPT % (RESULT_DIR_ENV, plan.hold_seconds,
+                             plan.hold_seconds)
     command, args = ['/bin/sh', '-c', script, plan.args.command], args
-  container = {
+    env.append({'name': RESULT_DIR_ENV, 'value': plan.result_dir})
+  resources = {'cpu': plan.args.cpu, 'memory': plan.args.memory}
+  return {
       'name': CONTAINER,
       'image': plan.args.image,
       'command': command,
       'args': args,
+      'env': env,
       'ports': [{'name': PORT_NAME, 'containerPort': plan.args.port}],
-      'resources': {'requests': {'cpu': plan.args.cpu,
-                                 'memory': plan.args.memory},
-                    'limits': {'memory': plan.args.memory}},
+      'resources': {'requests': dict(resources), 'limits': dict(resources)},
+      'securityContext': _security_context(plan),
       'volumeMounts': [{'name': RESULTS_VOLUME,
-                        'mountPath': plan.result_dir}],
+                        'mountPath': plan.result_dir},
+                       {'name': TMP_VOLUME, 'mountPath': TMP_DIR}],
   }
-  if env:
-    container['env'] = env
-  return container
 
 
 def pod_template(plan, job, env=None, subdomain=None):
@@ -229,8 +286,14 @@ def pod_template(plan, job, env=None, subdomain=None):
   else:
     volume = {'name': RESULTS_VOLUME, 'emptyDir': {}}
   spec = {'restartPolicy': 'Never',
+          # A benchmark pod talks to no Kubernetes API.
+          'automountServiceAccountToken': False,
           'containers': [_container(plan, job, env)],
-          'volumes': [volume]}
+          'volumes': [volume, {'name': TMP_VOLUME, 'emptyDir': {
+              'sizeLimit': plan.args.tmp_size}}]}
+  if plan.args.run_as_user:
+    # The volumes are the run's group's to write.
+    spec['securityContext'] = {'fsGroup': plan.args.run_as_user}
   if subdomain:
     spec['subdomain'] = subdomain
   return {'metadata': {'labels': _labels(plan, job)}, 'spec': spec}
@@ -281,6 +344,21 @@ def plain_objects(plan):
   return [service] + jobs
 
 
+def network_policy(plan):
+  """Ingress to the run's pods from the run's pods only: TensorFlow's
+  servers answer anyone who reaches their port."""
+  return {
+      'apiVersion': 'networking.k8s.io/v1', 'kind': 'NetworkPolicy',
+      'metadata': _metadata(plan, plan.args.name + '-peers-only'),
+      'spec': {
+          'podSelector': {'matchLabels': _labels(plan)},
+          'policyTypes': ['Ingress'],
+          'ingress': [{'from': [{'podSelector': {
+              'matchLabels': _labels(plan)}}]}],
+      },
+  }
+
+
 def tfjob_object(plan):
   return {
       'apiVersion': 'kubeflow.org/v1', 'kind': 'TFJob',
@@ -303,7 +381,8 @@ def objects(args, benchmark_flags):
   _check_args(args)
   chosen = read_benchmark_flags(benchmark_flags)
   plan = Plan(args, benchmark_flags, chosen)
-  return plain_objects(plan) if args.form == PLAIN else [tfjob_object(plan)]
+  return (plain_objects(plan) if args.form == PLAIN
+          else [tfjob_object(plan)]) + [network_policy(plan)]
 
 
 def write(found, output_dir, out):

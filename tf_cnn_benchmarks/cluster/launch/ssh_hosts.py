@@ -82,6 +82,13 @@ def parse_host(text, slots=1):
     raise flags.UsageError(
         'Host "%s" is not [user@]host[:ssh_port] (e.g. alice@10.0.0.2:22).'
         % text)
+  if m.group('name').startswith('-'):
+    # ssh would read it as an option (-oProxyCommand=... runs a command).
+    raise flags.UsageError(
+        'Host "%s" starts with "-", which ssh would take as one of its '
+        'options, not a host. Give the host\'s name or address (e.g. '
+        'alice@10.0.0.2:22); ssh options go in --ssh_option or '
+        '--ssh_config.' % text)
   port = m.group('port')
   return Host(m.group('name'), m.group('user'), int(port) if port else None,
               slots)
@@ -186,13 +193,14 @@ class Ssh:
       command = 'exec ' + command
     where = (['-p', str(host.ssh_port)] if host.ssh_port else []) + (
         ['-l', host.user] if host.user else [])
-    return ['ssh', '-T'] + self.options + where + [host.name, command]
+    # "--": whatever the host is called, it is not an option.
+    return ['ssh', '-T'] + self.options + where + ['--', host.name, command]
 
   def task_argv(self, host, task_flags):
     return self.argv(host, ['task', '--'] + list(task_flags))
 
   def reap_argv(self, host):
-    return lambda pid: self.argv(host, ['reap', str(pid)])
+    return lambda pid, tag: self.argv(host, ['reap', str(pid), tag])
 
 
 class PreflightError(Exception):

@@ -10,6 +10,11 @@ harness and TensorFlow versions, and which of the given ports are taken.
 `task` runs one cluster task under a small guard, because sshd does not
 reliably signal the remote command when the connection drops (without a pty
 it sends no SIGHUP). The guard:
+  - reads the run's token, the first line of its stdin (the launcher's
+    secret for this task, never in an argv or the task's environment),
+    and starts each marked line it prints with it: the task's output
+    passes through the same channel, and a line the task prints (or
+    relays from a peer) must not pass for the guard's;
   - starts the task in its own process group (tied to the guard's life by
     PR_SET_PDEATHSIG), with --result_dir set to a fresh local folder;
   - reads its own stdin, which is the ssh channel: end of file means the
@@ -23,13 +28,17 @@ The launcher reads the marked lines (task_processes.RemoteTask); every
 other line is the task's own output.
 
 `reap` is the launcher's last resort when a task's channel ended without
-its exit status: it SIGKILLs the task's process group (the task's pid, as
-`started` said) and prints "gone" once no process of it is left.
+its exit status: it SIGKILLs the processes of the task's process group (the
+task's pid, as `started` said) that carry the task's tag (TAG_ENV, set by
+the guard: a pid reused since by another process is left alone) and prints
+"gone" once none is left.
 """
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -42,8 +51,12 @@ import time
 from tf_cnn_benchmarks.cluster.launch import process_groups
 from tf_cnn_benchmarks.liveness import stop_request
 
-# Starts every line the guard (not the task) prints; the task never does.
+# Starts every line the guard prints, then the run's token (TOKEN_RE).
 MARK = '@@tf_cnn_benchmarks '
+TOKEN_RE = re.compile(r'^[0-9a-f]{32}$')
+# The task's environment variable holding its tag (``tag_of`` its token):
+# what `reap` recognises the task's processes by.
+TAG_ENV = 'TF_CNN_BENCHMARKS_GUARD_TAG'
 
 
 _out_lock = threading.Lock()
@@ -59,8 +72,29 @@ def _write(line):
       pass
 
 
-def send(kind, payload):
-  _write(('%s%s %s\n' % (MARK, kind, payload)).encode())
+def send(kind, payload, token=None):
+  """A marked line; a task's guard lines carry its run's token."""
+  _write(('%s%s%s %s\n' % (MARK, token + ' ' if token else '', kind,
+                            payload)).encode())
+
+
+def tag_of(token):
+  """The task's tag: names its processes for `reap` (an argv, seen by
+  anyone on the host) without giving the token away."""
+  return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def _read_token():
+  """The first line of stdin (the ssh channel), if it is a token. Byte by
+  byte from the raw fd: what follows is the channel watcher's."""
+  line = b''
+  while not line.endswith(b'\n') and len(line) < 100:
+    byte = os.read(0, 1)
+    if not byte:
+      break
+    line += byte
+  token = line.decode('ascii', 'replace').strip()
+  return token if TOKEN_RE.match(token) else None
 
 
 def _busy_ports(ports):
@@ -95,6 +129,13 @@ def _task_flags(flags, result_dir):
 
 
 def run_task(flags):
+  token = _read_token()
+  if token is None:
+    print('ssh_remote task: no run token on stdin. This guard is started '
+          'by `tf_cnn_benchmarks launch --hosts ...`, which sends it one; '
+          'run the task itself (tf_cnn_benchmarks ...) to run it by hand.',
+          file=sys.stderr)
+    return 2
   result_dir = tempfile.mkdtemp(prefix='tf_cnn_benchmarks-records-')
   stop = threading.Event()
   for sig in stop_request.STOP_SIGNALS:
@@ -105,9 +146,10 @@ def run_task(flags):
         _task_flags(flags, result_dir),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        env=process_groups.child_env(), start_new_session=True,
-        preexec_fn=process_groups.die_with_parent)
-    send('started', child.pid)
+        env=dict(process_groups.child_env(), **{TAG_ENV: tag_of(token)}),
+        start_new_session=True, preexec_fn=process_groups.die_with_parent)
+    # The first guard line: the launcher takes a pid from nowhere else.
+    send('started', child.pid, token)
 
     def relay():
       # Through this process, so a marked line never lands inside one of
@@ -139,24 +181,51 @@ def run_task(flags):
     for name in sorted(os.listdir(result_dir)):
       if name.endswith('.json'):
         with open(os.path.join(result_dir, name)) as f:
-          send('record', '%s %s' % (name, json.dumps(json.load(f))))
-    send('exit', child.returncode)
+          send('record', '%s %s' % (name, json.dumps(json.load(f))), token)
+    send('exit', child.returncode, token)
   finally:
     shutil.rmtree(result_dir, ignore_errors=True)
   return child.returncode if child.returncode >= 0 else 128 - child.returncode
 
 
-def reap(pid):
+def _tagged_members(group, tag):
+  """Live processes of process group ``group`` whose environment has the
+  task's tag (a zombie's environment reads empty: it is gone)."""
+  found = []
+  wanted = ('%s=%s' % (TAG_ENV, tag)).encode()
+  for name in os.listdir('/proc'):
+    if not name.isdigit():
+      continue
+    try:
+      with open('/proc/%s/stat' % name, 'rb') as f:
+        if int(f.read().rsplit(b')', 1)[1].split()[2]) != group:
+          continue
+      with open('/proc/%s/environ' % name, 'rb') as f:
+        if wanted in f.read().split(b'\0'):
+          found.append(int(name))
+    except (OSError, ValueError, IndexError):
+      continue
+  return found
+
+
+def reap(pid, tag):
+  """SIGKILLs the task's processes: group ``pid``, tagged ``tag``. Never a
+  process the guard did not start: the pid came over the network (and a
+  pid is reused once its process is gone)."""
   deadline = time.monotonic() + process_groups.KILL_GRACE_SECONDS
   while True:
-    try:
-      os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
+    members = _tagged_members(pid, tag)
+    if not members:
       print('gone')
       return 0
     if time.monotonic() > deadline:
       print('alive')
       return 1
+    for member in members:
+      try:
+        os.kill(member, signal.SIGKILL)
+      except ProcessLookupError:
+        pass
     time.sleep(0.1)
 
 
@@ -166,7 +235,9 @@ def main(argv):
   check = sub.add_parser('preflight')
   check.add_argument('--ports', default='')
   sub.add_parser('task')
-  sub.add_parser('reap').add_argument('pid', type=int)
+  reaping = sub.add_parser('reap')
+  reaping.add_argument('pid', type=int)
+  reaping.add_argument('tag')
   own, flags = argv, []
   if '--' in argv:
     cut = argv.index('--')
@@ -175,7 +246,7 @@ def main(argv):
   if args.command == 'preflight':
     return preflight([int(p) for p in args.ports.split(',') if p])
   if args.command == 'reap':
-    return reap(args.pid)
+    return reap(args.pid, args.tag)
   return run_task(flags)
 
 

@@ -13,16 +13,21 @@ be confirmed over that channel is killed over a fresh ssh connection, and
 the launcher names any it still cannot confirm gone.
 """
 
+import hmac
 import json
+import re
+import secrets
 import signal
 import subprocess
 import sys
 import threading
 import time
 
+from results import record_io
+from tf_cnn_benchmarks import failures
+from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.launch import launch_summary
 from tf_cnn_benchmarks.cluster.launch import process_groups
-from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.launch import ssh_remote
 from tf_cnn_benchmarks.liveness import console
 
@@ -77,9 +82,17 @@ class Task:
     return 'exit %s' % code
 
   def take_line(self, line):
-    """False: ``line`` is the task's output, to show and keep."""
+    """None: ``line`` is the task's output, to show and keep; True: a
+    line of the task's guard, taken; a string: a line that claims to be
+    its guard's, refused for that reason."""
     del line
-    return False
+    return None
+
+  def send_token(self):
+    """Right after the start: a remote task's guard reads its token."""
+
+  def shown(self, line):
+    return line
 
   def terminate(self):
     process_groups.kill_group(self.process.pid, signal.SIGTERM)
@@ -94,8 +107,16 @@ class Task:
 
 class RemoteTask(Task):
   """A task on another host: ``argv`` is the ssh command running it under
-  ssh_remote's guard; ``reap_argv(pid)`` an ssh command that kills the
-  task's process group there and prints "gone" once it is."""
+  ssh_remote's guard; ``reap_argv(pid, tag)`` an ssh command that kills
+  the task's processes there and prints "gone" once they are.
+
+  The channel carries the task's output and its guard's lines alike, so
+  a guard line is believed only with this task's token (sent to the
+  guard on its stdin, never printed by the task) and in its strict
+  grammar: a pid once, as the guard's first line (it is the guard's
+  direct child; `reap` kills only processes carrying the task's tag, so
+  not even a reused pid is killed); records under a record file name; one
+  exit status. Anything else is refused and reported."""
 
   stdin = subprocess.PIPE
 
@@ -106,6 +127,8 @@ class RemoteTask(Task):
     self.remote_pid = None
     self.remote_code = None  # the task's own exit status, from its guard
     self.records = []  # (file name, record) sent back by the guard
+    self.token = secrets.token_hex(16)
+    self._guard_lines = 0  # taken so far
 
   def returncode(self):
     # Only once its output is drained: the exit status is its last line.
@@ -124,18 +147,56 @@ class RemoteTask(Task):
           else 'exit %d' % ssh)
     return super().exit_description()
 
+  def send_token(self):
+    try:
+      self.process.stdin.write((self.token + '\n').encode())
+      self.process.stdin.flush()
+    except OSError:
+      pass  # ssh is gone already: the task's end says so
+
   def take_line(self, line):
     if not line.startswith(ssh_remote.MARK):
-      return False
-    kind, _, payload = line[len(ssh_remote.MARK):].partition(' ')
+      return None
+    token, _, rest = line[len(ssh_remote.MARK):].partition(' ')
+    if not hmac.compare_digest(token.encode(), self.token.encode()):
+      return "not its guard's: without this task's token"
+    kind, _, payload = rest.partition(' ')
+    refused = self._take(kind, payload)
+    self._guard_lines += 1
+    return refused or True
+
+  def shown(self, line):
+    """``line`` as the launcher may print it: without the token."""
+    return line.replace(self.token, '<token>')
+
+  def _take(self, kind, payload):
+    """None when the guard line was taken, else why it was refused."""
     if kind == 'started':
+      if self._guard_lines or self.remote_pid is not None:
+        return 'a started line comes first, once'
+      if not re.match(r'^[1-9][0-9]*$', payload):
+        return 'not a pid'
       self.remote_pid = int(payload)
     elif kind == 'record':
       name, _, text = payload.partition(' ')
-      self.records.append((name, json.loads(text)))
+      if not record_io.is_record_file_name(name):
+        return 'not a record file name: %r' % name
+      try:
+        rec = json.loads(text)
+      except ValueError:
+        rec = None
+      if not isinstance(rec, dict):
+        return 'a record that is not a JSON object'
+      self.records.append((name, rec))
     elif kind == 'exit':
+      if self.remote_code is not None:
+        return 'exit status said twice'
+      if not re.match(r'^-?[0-9]+$', payload):
+        return 'not an exit status'
       self.remote_code = int(payload)
-    return True
+    else:
+      return 'no such guard line'
+    return None
 
   def terminate(self):
     # EOF on the channel: the guard stops the task and sends its records.
@@ -151,7 +212,8 @@ class RemoteTask(Task):
       return 'it may have started on %s before its ssh connection ended' % (
           self.host)
     try:
-      out = subprocess.run(self.reap_argv(self.remote_pid),
+      out = subprocess.run(self.reap_argv(self.remote_pid,
+                                          ssh_remote.tag_of(self.token)),
                            capture_output=True, text=True,
                            stdin=subprocess.DEVNULL, timeout=30)
     except subprocess.TimeoutExpired:
@@ -162,8 +224,6 @@ class RemoteTask(Task):
     return 'ssh to %s to kill it (pid %d) said: %s' % (
         self.host, self.remote_pid,
         (out.stdout + out.stderr).strip() or 'exit %d' % out.returncode)
-
-
 
 
 class Supervisor:
@@ -182,7 +242,16 @@ class Supervisor:
   def _pump(self, task):
     for raw in task.process.stdout:
       line = raw.decode(errors='replace').rstrip('\n')
-      if task.take_line(line):
+      taken = task.take_line(line)
+      if taken is True:
+        continue
+      if taken:
+        # The task printed it (or relayed it from a peer): said, escaped,
+        # and otherwise ignored.
+        self.say('refused a line of %s that claims to come from its guard '
+                 '(%s): %s' % (task.label, taken,
+                               _shortened(failures.printable(
+                                   task.shown(line)))))
         continue
       task.lines.append(line)
       with self.lock:
@@ -200,6 +269,8 @@ class Supervisor:
           task.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
           stdin=task.stdin, env=env, start_new_session=True,
           preexec_fn=process_groups.die_with_parent)
+    for task in self.tasks:
+      task.send_token()
     # Readers start after every fork: forking with threads running is what
     # preexec_fn must not do.
     for task in self.tasks:
@@ -292,3 +363,7 @@ class Supervisor:
       if why:
         unconfirmed[task.label] = why
     return unconfirmed
+
+
+def _shortened(text, most=200):
+  return text if len(text) <= most else text[:most] + '...'

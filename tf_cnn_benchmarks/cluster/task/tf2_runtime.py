@@ -131,9 +131,8 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
           self._strategy = self._join(run_watch)
       run_watch.say('Cluster task %s (%s); %s' % (
           role.task_name, role.address, '; '.join(roles.describe(role))))
-      warning = server.exposure_warning(role)
-      if warning:
-        run_watch.say(warning)
+      # The server TensorFlow started for the strategy: where it listens.
+      self.role = server.measured_exposure(role, run_watch.say)
       run_watch.say(self._devices_line())
       sys.stdout.flush()
       rc = self._board_and_rate(rc)

@@ -15,6 +15,7 @@ import signal
 from tf_cnn_benchmarks.liveness import endings
 from tf_cnn_benchmarks.cluster.watch import reachability
 from tf_cnn_benchmarks.failures import failure
+from tf_cnn_benchmarks.failures import printable
 
 # What an unreachable peer means, in the words every task uses (the
 # workers' failure, a ps's exit line): not a crash, so do not look for one.
@@ -48,7 +49,7 @@ def from_peer_note(label, status, peer_failure):
   task (the peer ended because of it, or it is a stall's culprit), it is
   passed on unchanged, so every task names the same root.
   """
-  peer_failure = dict(peer_failure or {})
+  peer_failure = _printable_failure(peer_failure)
   root = peer_failure.get('task') or label
   message = peer_failure.get('message') or 'no message'
   if root != label or status in ('stalled', 'unreachable'):
@@ -58,6 +59,18 @@ def from_peer_note(label, status, peer_failure):
   return failure(peer_failure.get('type') or 'PeerFailed',
                  '%s %s first: %s' % (label, verb, message), label,
                  peer_failure.get('hint'))
+
+
+def _printable_failure(peer_failure):
+  """A peer's failure as words this task may print: whoever reaches the
+  board's host can write a note, so each field is one line of text
+  (failures.printable), never lines of ours (a forged root cause or a
+  guard's marked line, read by the launcher)."""
+  if not isinstance(peer_failure, dict):
+    peer_failure = {'message': peer_failure} if peer_failure else {}
+  return {key: printable(value) if value else None
+          for key, value in peer_failure.items()
+          if key in ('type', 'message', 'task', 'hint')}
 
 
 def peer_gone(label, address, own_error=None):
