@@ -8,6 +8,7 @@ import sys
 from absl import flags as absl_flags
 import pytest
 
+from tests import tools
 from tests.driver_helpers import run_cli
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.config import flag_specs
@@ -220,8 +221,8 @@ def test_installed_command_runs_like_the_script():
   """`pip install -e .` puts a tf_cnn_benchmarks command beside python."""
   command = os.path.join(os.path.dirname(sys.executable), 'tf_cnn_benchmarks')
   if not os.path.exists(command):
-    pytest.skip('the package is not installed in this environment (run '
-                '`make test`, which installs it)')
+    tools.unavailable('the package is not installed in this environment',
+                      "pip install -e '.[cpu,test]' (`make test` does)")
   out = subprocess.run([command, '--help'], capture_output=True, text=True,
                        timeout=60)
   assert out.returncode == 0 and flag_specs.MODEL + ':' in out.stdout

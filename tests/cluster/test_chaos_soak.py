@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from tests import tools
 from tests.cluster import helpers
 
 pytestmark = pytest.mark.cluster
@@ -35,8 +36,8 @@ SAMPLE_TRIALS = 10
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_fixed_seed_sample_holds_every_invariant(tmp_path):
-  if os.geteuid() != 0:
-    pytest.skip('the soak needs root (network namespaces, tmpfs)')
+  tools.require_root('the soak (network namespaces, tmpfs)')
+  tools.require_command('ip', tools.IP_INSTALL)
   out = subprocess.run(
       [sys.executable, os.path.join(STUDIES, 'chaos.py'),
        '--trials', str(SAMPLE_TRIALS), '--seed', str(SAMPLE_SEED),
