@@ -1,0 +1,268 @@
+"""The breakages the mutation check applies (check.py), one at a time.
+
+Each is a regression a reviewer could make by accident, in code that a
+document claims is tested (docs/claims.md names the claim and the id), with
+the fastest tests that must turn red on it. A guard is a test that would
+catch the feature breaking: when a breakage here survives, the test is
+fixed, never the breakage softened. Texts are exact and must occur once in
+their file; when the code moves, move the breakage with it.
+"""
+
+from tests.mutations.check import Breakage
+
+_MODES = 'tests/cluster/test_modes.py::'
+_TF2 = 'tests/test_engine_tf2.py::'
+_DRIVER = 'tests/test_driver.py::'
+_REPORTS = 'tests/test_failure_reports.py::'
+_SCRIPTS = 'tests/test_benchmark_scripts.py::'
+
+BREAKAGES = (
+    # --- The issue's nine (the cluster run count, results/comparison.py,
+    # is guarded by the results engineer's test; it joins this list with
+    # it).
+    Breakage(
+        'ps_sync_applies_no_update',
+        'tf_cnn_benchmarks/variable_update/sync_replicas.py',
+        'mean_grads.append((accumulator.take_grad(self.num_workers), var))',
+        'mean_grads.append((accumulator.take_grad(self.num_workers) * 0., '
+        'var))',
+        (_MODES + 'test_parameter_server_sync_equals_local_replicated',),
+        'synchronous parameter_server applies a zero update'),
+    Breakage(
+        'collective_sums_not_averages',
+        'tf_cnn_benchmarks/variable_update/collective_all_reduce.py',
+        "_GRADIENT_KEYS + j, 'Div',",
+        "_GRADIENT_KEYS + j, 'Id',",
+        (_MODES + 'test_collective_all_reduce',),
+        "collective_all_reduce sums the workers' gradients"),
+    Breakage(
+        'tf2_xla_compile_ignored',
+        'tf_cnn_benchmarks/engine_tf2/train_step.py',
+        'jit_compile=True) if self._jit',
+        'jit_compile=False) if self._jit',
+        (_TF2 + 'test_tf2_xla_compile_marks_the_traced_step_for_xla',),
+        '--engine=tf2 --xla_compile compiles nothing'),
+    Breakage(
+        'tf2_barrier_runs_async',
+        'tf_cnn_benchmarks/engine_tf2/train_step.py',
+        'rc.cluster.sync is SyncKind.BARRIER)',
+        'rc.cluster.sync is SyncKind.MEAN)',
+        (_TF2 + 'test_tf2_barrier_waits_for_each_round_and_async_queues_the_'
+         'next',),
+        'tf2 --sync_updates=barrier queues the next round (asynchronous)'),
+    Breakage(
+        'signal_grace_10s',
+        'tf_cnn_benchmarks/liveness/stop_request.py',
+        'SIGNAL_GRACE_SECONDS = 2.0',
+        'SIGNAL_GRACE_SECONDS = 10.0',
+        ('tests/test_liveness.py::test_sigterm_ends_a_run_blocked_in_a_step',),
+        'a signalled run ends after 10 s, not ~2 s'),
+    Breakage(
+        'soak_slack_1000s',
+        'studies/chaos_plan.py',
+        'LOAD_SLACK_SECONDS = 15.0',
+        'LOAD_SLACK_SECONDS = 1000.0',
+        ('tests/cluster/test_chaos_soak.py::test_bounds_are_the_ones_'
+         'reliability_md_prints',),
+        "the chaos soak's bounds get 1000 s of slack"),
+    Breakage(
+        'power_counts_no_change_as_alarm',
+        'studies/detection_power.py',
+        'verdicts, (stats.REGRESSION, stats.IMPROVEMENT))',
+        'verdicts, (stats.REGRESSION, stats.IMPROVEMENT, stats.NO_CHANGE))',
+        (_SCRIPTS + 'test_detection_power_counts_only_a_called_change_as_a_'
+         'false_alarm',),
+        'the power study counts "no change" as a false alarm'),
+    Breakage(
+        'engines_ratio_inverted',
+        'benchmarks/engines.py',
+        "' (%.2fx)' % (medians[v] / base)",
+        "' (%.2fx)' % (base / medians[v])",
+        (_SCRIPTS + 'test_engines_script_divides_each_engine_by_the_graph_'
+         'engine',),
+        'the engines table prints graph/tf2 instead of tf2/graph'),
+
+    # --- One per --variable_update mode (and sync kind): its defining
+    # behaviour.
+    Breakage(
+        'local_ps_applies_tower0_only',
+        'tf_cnn_benchmarks/variable_update/parameter_server.py',
+        'averaged.append((base.mean_of([g for g, _ in pairs]), var))',
+        'averaged.append((pairs[0][0], var))',
+        (_DRIVER + 'test_parameter_server_and_replicated_give_the_same_'
+         'losses',),
+        "parameter_server applies tower 0's gradient, not the towers' mean"),
+    Breakage(
+        'replicated_no_all_reduce',
+        'tf_cnn_benchmarks/variable_update/replicated.py',
+        'for g, (_, var) in zip(tower_means, pairs)]',
+        'for g, var in pairs]',
+        (_DRIVER + 'test_parameter_server_and_replicated_give_the_same_'
+         'losses',),
+        'replicated: each tower applies its own gradient (copies drift)'),
+    Breakage(
+        'independent_exchanges_gradients',
+        'tf_cnn_benchmarks/variable_update/independent.py',
+        'pairs = [pair for grads in tower_grads for pair in grads]',
+        'pairs = [(base.mean_of([g[j][0] for g in tower_grads]), v) '
+        'for grads in tower_grads for j, (_, v) in enumerate(grads)]',
+        (_DRIVER + 'test_independent_towers_do_not_communicate',),
+        'independent towers average their gradients'),
+    Breakage(
+        'distributed_replicated_stale_copies',
+        'tf_cnn_benchmarks/variable_update/distributed_replicated.py',
+        'return tf.group(self._refresh_copies(tower_grads, after=update))',
+        'return tf.group(update)',
+        (_MODES + 'test_distributed_replicated_sync_two_towers_per_worker',),
+        'distributed_replicated never reads the updated master back'),
+    Breakage(
+        'distributed_all_reduce_sums',
+        'tf_cnn_benchmarks/variable_update/distributed_all_reduce.py',
+        'mean = base.mean_of(worker_means)',
+        'mean = tf.math.add_n(worker_means)',
+        (_MODES + 'test_distributed_all_reduce_with_a_controller',),
+        "distributed_all_reduce sums the workers' means"),
+    Breakage(
+        'ps_async_waits_for_every_worker',
+        'tf_cnn_benchmarks/variable_update/cluster_base.py',
+        '    if self.role.sync is SyncKind.MEAN:\n      self.sync = ',
+        '    if self.role.sync is not SyncKind.BARRIER:\n      self.sync = ',
+        (_MODES + 'test_parameter_server_async_over_two_ps_tasks',),
+        '--cross_replica_sync=False still waits for every worker (sync)'),
+    Breakage(
+        'ps_barrier_does_not_wait',
+        'tf_cnn_benchmarks/variable_update/sync_barrier.py',
+        'return tf.group(own_queue.dequeue_many(self.num_workers - 1))',
+        'return tf.group(update)',
+        (_MODES + 'test_parameter_server_barrier_applies_each_workers_'
+         'gradient',),
+        '--sync_updates=barrier: workers never meet at the barrier'),
+
+    # --- One per guarantee of RELIABILITY.md (1 is signal_grace_10s too).
+    Breakage(
+        'g1_a_dead_peer_is_never_gone',
+        'tf_cnn_benchmarks/cluster/watch/reachability.py',
+        'REFUSALS_TO_GONE = 2',
+        'REFUSALS_TO_GONE = 1000',
+        (_REPORTS + 'test_two_refusals_in_a_row_mean_a_peer_is_gone',),
+        'guarantee 1: a peer that died is never named (bounded end)'),
+    Breakage(
+        'g2_launcher_follows_the_first_exit',
+        'tf_cnn_benchmarks/cluster/launch/launch_summary.py',
+        'if votes[failed[0].label] > votes[named]:',
+        'if True:',
+        (_REPORTS + 'test_launcher_names_the_task_cut_off_by_a_partition',),
+        "guarantee 2: the launcher names a partition's victim's peer"),
+    Breakage(
+        'g3_stalled_exits_1',
+        'tf_cnn_benchmarks/liveness/endings.py',
+        'STALLED: exit_codes.STALLED,',
+        'STALLED: exit_codes.RUN_FAILED,',
+        ('tests/test_claims.py::test_exit_codes_are_the_documented_ones',),
+        'guarantee 3: a stalled run exits 1, not the documented 3'),
+    Breakage(
+        'g4_a_refused_copy_is_never_run_again',
+        'tf_cnn_benchmarks/cluster/task/step_repeats.py',
+        'if not (may_repeat and refused_copy) or',
+        'if not (False and refused_copy) or',
+        ('tests/cluster/test_step_repeats.py::test_an_asynchronous_step_is_'
+         'run_again_at_most_max_repeats_times',),
+        'guarantee 4: a blip ends an asynchronous run'),
+    Breakage(
+        'g5_tasks_outlive_a_killed_launcher',
+        'tf_cnn_benchmarks/cluster/launch/process_groups.py',
+        'libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG',
+        'libc.getpid()  # no PR_SET_PDEATHSIG',
+        ('tests/cluster/test_failures.py::test_killed_launcher_leaves_no_'
+         'orphans',),
+        'guarantee 5: a SIGKILLed launcher leaves its tasks running'),
+    Breakage(
+        'g6_records_written_in_place',
+        'basics/atomic_files.py',
+        "    with os.fdopen(fd, 'wb') as temp_file:",
+        "    os.close(fd)\n    with open(path, 'wb') as temp_file:",
+        ('tests/test_atomic_files.py::test_a_write_that_fails_leaves_the_old_'
+         'file_whole',),
+        'guarantee 6: a record is written in place (a crash half-writes it)'),
+    Breakage(
+        'g7_resume_ignores_the_checkpoint',
+        'tf_cnn_benchmarks/engine_graph/checkpoints.py',
+        '  if latest:\n    built.saver.restore(sess, latest)',
+        '  if latest and False:\n    built.saver.restore(sess, latest)',
+        (_DRIVER + 'test_train_then_resume_then_eval',),
+        'guarantee 7: a new run on a --train_dir starts from step 0'),
+
+    # --- README's other tested claims.
+    Breakage(
+        'jitter_constant',
+        'tf_cnn_benchmarks/run/timing.py',
+        'MAD_TO_STDDEV = 1.4826',
+        'MAD_TO_STDDEV = 1.482602',
+        ('tests/test_timing.py::test_statistics_match_the_original_'
+         'definitions',),
+        "jitter is not the original's 1.4826 x MAD"),
+    Breakage(
+        'total_rate_counts_one_worker',
+        'tf_cnn_benchmarks/run/timing.py',
+        'return (num_workers * len(self.timed) * self.images_per_step /',
+        'return (len(self.timed) * self.images_per_step /',
+        ('tests/test_timing.py::test_total_counts_the_whole_loop_and_every_'
+         'worker',),
+        "total images/sec leaves out the other workers' images"),
+    Breakage(
+        'train_dir_not_locked',
+        'tf_cnn_benchmarks/run/train_dir_lock.py',
+        '    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)',
+        '    pass',
+        ('tests/test_train_dir_lock.py::test_lock_is_exclusive_within_one_'
+         'process_too',),
+        'two runs may share a --train_dir'),
+    Breakage(
+        'weight_decay_sign',
+        'tf_cnn_benchmarks/training/weight_decay.py',
+        'alpha=tf.constant(-rate, grad.dtype)',
+        'alpha=tf.constant(rate, grad.dtype)',
+        ('tests/test_weight_decay.py::test_gradients_are_the_penalised_loss_s_'
+         'bit_for_bit',),
+        "the weight decay's gradient is subtracted, not added"),
+    Breakage(
+        'batch_group_copies_do_not_wait',
+        'tf_cnn_benchmarks/engine_graph/batch_group.py',
+        '      with tf.control_dependencies([previous_step]):',
+        '      with tf.control_dependencies([]):',
+        ('tests/test_batch_group.py::test_grouped_steps_train_exactly_like_'
+         'single_steps',),
+        "--batch_group_size: a step's copy does not wait for the last update"),
+    Breakage(
+        'malloc_trims_again',
+        'tf_cnn_benchmarks/process/malloc_tuning.py',
+        "('trim_threshold', M_TRIM_THRESHOLD, 1 << 30,",
+        "('trim_threshold', M_TRIM_THRESHOLD, 1 << 17,",
+        ('tests/test_malloc_tuning.py::test_the_settings_are_the_documented_'
+         'ones',),
+        '--tune_malloc gives freed memory back (glibc\'s default trim)'),
+    Breakage(
+        'graph_xla_not_enabled_on_cpu',
+        'tf_cnn_benchmarks/config/run_config.py',
+        "  if '--tf_xla_cpu_global_jit' not in flags:",
+        '  if False:',
+        ('tests/test_xla_cpu.py::test_xla_compile_clusters_on_cpu_and_'
+         'matches',),
+        'graph --xla_compile compiles nothing on a CPU'),
+    Breakage(
+        'straggler_threshold_5x',
+        'tf_cnn_benchmarks/cluster/watch/stragglers.py',
+        'THRESHOLD = 2.0',
+        'THRESHOLD = 5.0',
+        ('tests/cluster/test_stragglers.py::test_sync_worker_lagging_three_'
+         'quarters_is_named_once',),
+        'a worker 4x slower is not named a straggler (README: 2x)'),
+    Breakage(
+        'ps_placement_ignores_size',
+        'tf_cnn_benchmarks/variable_update/cluster_base.py',
+        'task = min(range(len(self.loads)), key=lambda i: (self.loads[i], i))',
+        'task = len(self.loads) - 1',
+        ('tests/cluster/test_cluster_config.py::test_ps_placement_spreads_'
+         'variables_by_size',),
+        'parameter_server piles every variable on one ps task'),
+)
