@@ -72,3 +72,66 @@ def test_every_skip_for_a_missing_tool_goes_through_tests_tools():
                  if not any(path == p and reason in after
                             for p, reason in _PLATFORM_SKIPS)]
   assert unexplained == [], unexplained
+
+
+def _flat(name):
+  """A document's text with its line breaks and runs of spaces as one."""
+  return re.sub(r'\s+', ' ', _read(name))
+
+
+def test_constants_the_documents_quote_are_the_codes():
+  """Bounds and thresholds the documents state in numbers, against the
+  constants the code runs with: a change of either side without the other
+  turns this red (the behaviour behind each is tested elsewhere)."""
+  from tf_cnn_benchmarks.cluster import deadlines  # pylint: disable=g-import-not-at-top,unused-import
+  from tf_cnn_benchmarks.cluster.task import step_repeats  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster.task import tf2_runtime  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster.watch import reachability  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster.watch import root_cause  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.cluster.watch import stragglers  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.config import flag_specs  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.liveness import phases  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.liveness import stop_request  # pylint: disable=g-import-not-at-top
+  readme, reliability, cluster = (_flat('README.md'), _flat('RELIABILITY.md'),
+                                  _flat('docs/cluster.md'))
+  default = lambda name: flag_specs.SPECS_BY_NAME[name].default  # pylint: disable=unnecessary-lambda-assignment
+  quoted = [
+      # (document text, the number it states, the code's value)
+      (readme, r'A phase that takes longer than (\d+) s',
+       phases.ANNOUNCE_AFTER_SECONDS),
+      (readme, r'run ends within ~(\d+) s, record written',
+       stop_request.SIGNAL_GRACE_SECONDS),
+      (reliability, r'SIGINT/SIGTERM ends within (\d+) s',
+       stop_request.SIGNAL_GRACE_SECONDS),
+      (cluster, r'its watchdog does the same after (\d+) s',
+       stop_request.SIGNAL_GRACE_SECONDS),
+      (readme, r'after `--stall_timeout` \((\d+) s\)', default('stall_timeout')),
+      (cluster, r'retrying until `--startup_timeout` \(default (\d+) s\)',
+       default('startup_timeout')),
+      (cluster, r'`--stall_shutdown_timeout` seconds later \(default (\d+);',
+       default('stall_shutdown_timeout')),
+      (reliability, r'`root_cause.PEER_FAILURE_WAIT_SECONDS` \((\d+) s\)',
+       root_cause.PEER_FAILURE_WAIT_SECONDS),
+      (cluster, r'for up to (\d+) s \(`root_cause.PEER_FAILURE_WAIT_SECONDS`',
+       root_cause.PEER_FAILURE_WAIT_SECONDS),
+      (reliability, r'`tf2_runtime.HEARTBEAT_TIMEOUT_SECONDS`, (\d+) s',
+       tf2_runtime.HEARTBEAT_TIMEOUT_SECONDS),
+      (cluster, r'heartbeats after (\d+) s \(`HEARTBEAT_TIMEOUT_SECONDS`\)',
+       tf2_runtime.HEARTBEAT_TIMEOUT_SECONDS),
+      (cluster, r'\(`GetStatus`, (\d+) s deadline',
+       reachability.frozen_peers.__defaults__[0]),
+      (reliability, r'run again by an asynchronous worker, at most (\d+) '
+       r'times', step_repeats.MAX_REPEATS),
+      (cluster, r'runs that step again \(at most (\d+) times\)',
+       step_repeats.MAX_REPEATS),
+      (cluster, r'A worker at (\d+)x or more the median', stragglers.THRESHOLD),
+      (cluster, r'again if it gets ([\d.]+)x worse', stragglers.WORSE_FACTOR),
+      (cluster, r'over (\d+) readings \(about', stragglers.WINDOW),
+  ]
+  wrong = []
+  for text, pattern, value in quoted:
+    found = re.search(pattern, text)
+    assert found, pattern
+    if float(found.group(1)) != float(value):
+      wrong.append((pattern, found.group(1), value))
+  assert wrong == [], wrong

@@ -265,4 +265,158 @@ BREAKAGES = (
         ('tests/cluster/test_cluster_config.py::test_ps_placement_spreads_'
          'variables_by_size',),
         'parameter_server piles every variable on one ps task'),
+    # --- More of README's, docs/cluster.md's and PERFORMANCE.md's tested
+    # claims (docs/claims.md maps each).
+    Breakage(
+        'flag_default_changed',
+        'tf_cnn_benchmarks/config/flag_specs.py',
+        "_S(OPTIMIZER, 'weight_decay', 'float', 4e-5,",
+        "_S(OPTIMIZER, 'weight_decay', 'float', 1e-4,",
+        ('tests/test_flags.py::test_every_original_flag_is_answered',),
+        "a flag's default is not the original's"),
+    Breakage(
+        'report_columns_renamed',
+        'tf_cnn_benchmarks/run/report.py',
+        "cols = ['Step', 'Img/sec', self.loss_name]",
+        "cols = ['Step', 'Images/sec', self.loss_name]",
+        (_DRIVER + 'test_report_has_the_original_format',),
+        "the step rows are not the original's"),
+    Breakage(
+        'name_seeds_per_tower',
+        'tf_cnn_benchmarks/variable_update/base.py',
+        "      if 'seed' in config:",
+        "      if False:",
+        (_MODES + 'test_tf2_parameter_server_one_worker_equals_one_local_'
+         'device[async]',),
+        "initial weights are not seeded from the mode-independent name"),
+    Breakage(
+        'towers_share_one_cpu_device',
+        'tf_cnn_benchmarks/config/run_config.py',
+        "config.device_count['CPU'] = num_cpu_devices or run_config.num_towers",
+        "config.device_count['CPU'] = 1",
+        (_DRIVER + 'test_independent_towers_do_not_communicate',),
+        '--num_gpus=N makes no virtual CPU device per tower'),
+    Breakage(
+        'checkpoint_saved_twice',
+        'tf_cnn_benchmarks/engine_graph/checkpoints.py',
+        '    if step == self.saved_step:',
+        '    if False:',
+        (_REPORTS + 'test_no_checkpoint_is_written_twice_for_one_step',),
+        'a checkpoint is saved again though the global step did not move'),
+    Breakage(
+        'tf2_cluster_on_old_tensorflow',
+        'tf_cnn_benchmarks/config/flag_checks.py',
+        "TF2_CLUSTER_MIN_TF = '2.19'",
+        "TF2_CLUSTER_MIN_TF = '2.12'",
+        (_TF2 + 'test_tf2_cluster_tasks_need_the_tensorflow_their_runtime_'
+         'uses',),
+        'a tf2 cluster task starts on a TensorFlow without the registration '
+        'barrier'),
+    Breakage(
+        'tf2_skips_graph_only_flags',
+        'tf_cnn_benchmarks/config/flag_checks.py',
+        '    if getattr(p, name) != flag_specs.SPECS_BY_NAME[name].default:',
+        '    if False:',
+        (_TF2 + 'test_tf2_refuses_what_has_no_tf2_equivalent_naming_the_'
+         'graph_engine',),
+        '--engine=tf2 silently skips graph-engine-only flags'),
+    Breakage(
+        'tf2_replicas_sum',
+        'tf_cnn_benchmarks/engine_tf2/optimizer.py',
+        'tf.distribute.ReduceOp.MEAN, grads_and_vars)',
+        'tf.distribute.ReduceOp.SUM, grads_and_vars)',
+        (_MODES + 'test_tf2_multi_worker_mirrored_equals_two_local_towers'
+         '[collective_all_reduce]',),
+        "the tf2 engine sums its replicas' gradients"),
+    Breakage(
+        'architecture_layer_broken',
+        'tf_cnn_benchmarks/liveness/phases.py',
+        'import contextlib\nimport dataclasses\n',
+        'import contextlib\nimport dataclasses\n'
+        'from tf_cnn_benchmarks.run import timing  # pylint: disable=unused-import\n',
+        ('tests/test_architecture.py::test_every_import_respects_the_layers',),
+        'liveness/ imports run/ (docs/architecture.md forbids it)'),
+    Breakage(
+        'g2_cause_search_shortened',
+        'tf_cnn_benchmarks/cluster/watch/root_cause.py',
+        'PEER_FAILURE_WAIT_SECONDS = 4.0',
+        'PEER_FAILURE_WAIT_SECONDS = 1.0',
+        ('tests/test_claims.py::test_constants_the_documents_quote_are_the_'
+         'codes',),
+        'guarantee 2: the root-cause search is not the documented 4 s'),
+    Breakage(
+        'secondary_error_taken_as_cause',
+        'tf_cnn_benchmarks/cluster/watch/peer_failures.py',
+        "                      'Collective ops is aborted')",
+        "                      )",
+        (_REPORTS + 'test_secondary_errors_are_recognised',),
+        "a collective abort is taken for this task's own failure"),
+    Breakage(
+        'unreachable_called_gone',
+        'tf_cnn_benchmarks/cluster/watch/reachability.py',
+        '  return reason in (REFUSED, RESET)',
+        '  return True',
+        (_REPORTS + 'test_a_lost_peer_is_gone_or_unreachable_by_its_probe_'
+         'alone',),
+        'a partition is reported as a crashed peer (exit 1, not 4)'),
+    Breakage(
+        'oom_hint_same_batch',
+        'tf_cnn_benchmarks/failures.py',
+        '                                  max(1, rc.batch_size_per_device '
+        '// 2)))',
+        '                                  rc.batch_size_per_device))',
+        (_REPORTS + 'test_oom_hint_names_the_shape_and_a_smaller_batch',),
+        'the out-of-memory hint does not offer a smaller batch'),
+    Breakage(
+        'stall_names_no_input_file',
+        'tf_cnn_benchmarks/liveness/local_stall.py',
+        "      files = ('open under --data_dir: %s' % ', '.join(reading) if "
+        "reading",
+        "      files = ('open under --data_dir: %s' % ', '.join(reading) if "
+        "False",
+        ('tests/test_liveness.py::test_a_stall_on_input_names_the_file_being_'
+         'read',),
+        'a stall on input does not name the file being read'),
+    Breakage(
+        'dataset_labels_from_zero',
+        'preprocessing/build_dataset.py',
+        'ids = {synset: (i + 1, text) for i, (synset, text) in '
+        'enumerate(labels)}',
+        'ids = {synset: (i, text) for i, (synset, text) in '
+        'enumerate(labels)}',
+        ('tests/preprocessing/test_build_dataset.py::test_round_trip_every_'
+         'key',),
+        'build-dataset labels classes from 0 (0 is background)'),
+    Breakage(
+        'corrupt_record_not_named',
+        'preprocessing/errors.py',
+        "    where = ' record %d of %s' % (index, path)",
+        "    where = ' a record of %s' % path",
+        ('tests/preprocessing/test_bad_input.py::test_corrupt_record',),
+        'a corrupt record is not named with its file and index'),
+    Breakage(
+        'resnet_v1_strides_in_the_3x3',
+        'models/resnet.py',
+        '    return [(filters, 1, stride), (filters, 3, 1), (out, 1, 1)]',
+        '    return [(filters, 1, 1), (filters, 3, stride), (out, 1, 1)]',
+        ('tests/models/test_resnet.py::test_downsampling_bottleneck_stride_'
+         'placement',),
+        "resnet50 is v1.5, not the original's v1"),
+    Breakage(
+        'ncf_mlp_resized',
+        'models/ncf.py',
+        'NUM_ITEMS = 26744',
+        'NUM_ITEMS = 26745',
+        ('tests/models/test_ncf.py::test_parameter_count_is_the_hand_count',),
+        "ncf is not the original's size (31,832,577 parameters)"),
+    Breakage(
+        'weight_decay_sum_on_the_ps',
+        'tf_cnn_benchmarks/training/weight_decay.py',
+        '  with tf1.device(None), tf1.colocate_with(grad.op, '
+        'ignore_existing=True), \\\n      tf1.device(grad.device), '
+        'tf1.name_scope(',
+        '  with tf1.name_scope(',
+        ('tests/test_weight_decay.py::test_each_sum_stays_on_its_gradient_s_'
+         'device',),
+        "the decay's sum leaves its gradient's device (ps_sync 0.77x)"),
 )
