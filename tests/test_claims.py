@@ -135,3 +135,31 @@ def test_constants_the_documents_quote_are_the_codes():
     if float(found.group(1)) != float(value):
       wrong.append((pattern, found.group(1), value))
   assert wrong == [], wrong
+
+
+def test_the_ledger_and_the_mutation_list_agree():
+  """docs/claims.md names a breakage for each behavioural claim it can:
+  every id it names is in the mutation list, every breakage in the list is
+  named there, and every test it cites exists (file, and function)."""
+  from tests.mutations import breakages  # pylint: disable=g-import-not-at-top
+  ids = {b.id for b in breakages.BREAKAGES}
+  named, cited = set(), set()
+  for line in _read('docs/claims.md').splitlines():
+    cells = [c.strip() for c in line.split('|')[1:-1]]
+    if len(cells) != 4 or not re.match(r'^[RLPCA]\d+$', cells[0]):
+      continue
+    named |= set(re.findall(r'`([a-z0-9_]+)`', cells[3]))
+    cited |= set(re.findall(r'`([\w/]+\.py(?:::\w+)?)', cells[2]))
+  assert named - ids == set(), 'not in the mutation list: %s' % (named - ids)
+  assert ids - named == set(), 'not in docs/claims.md: %s' % (ids - named)
+  missing = []
+  for citation in cited:
+    path, _, function = citation.partition('::')
+    full = os.path.join(REPO, 'tests', path)
+    if not os.path.isfile(full):
+      full = os.path.join(REPO, path)
+    if not os.path.isfile(full):
+      missing.append(citation)
+    elif function and 'def %s(' % function not in _read(full):
+      missing.append(citation)
+  assert missing == [], missing
