@@ -419,4 +419,91 @@ BREAKAGES = (
         ('tests/test_weight_decay.py::test_each_sum_stays_on_its_gradient_s_'
          'device',),
         "the decay's sum leaves its gradient's device (ps_sync 0.77x)"),
+    # --- Fast guards of more rows of docs/claims.md.
+    Breakage(
+        'malloc_overrides_your_setting',
+        'tf_cnn_benchmarks/process/malloc_tuning.py',
+        "    if variable in environ or tunable + '=' in tunables:",
+        '    if False:',
+        ('tests/test_malloc_tuning.py::test_a_setting_of_your_own_is_kept',),
+        "--tune_malloc overrides the user's own MALLOC_*_/GLIBC_TUNABLES"),
+    Breakage(
+        'refused_flag_accepted',
+        'tf_cnn_benchmarks/config/flag_checks.py',
+        '  for s in REFUSED_SPECS:\n    if getattr(p, s.name) != s.default:',
+        '  for s in REFUSED_SPECS:\n    if False:',
+        ('tests/test_flags.py::test_refused_flag_parses_at_its_default_only'
+         '[trt_mode]',),
+        'a refused flag is silently accepted at another value'),
+    Breakage(
+        'barrier_allowed_in_a_single_process',
+        'tf_cnn_benchmarks/config/flag_checks.py',
+        "  if not is_cluster_task(p):\n    where = 'a single process",
+        "  if False:\n    where = 'a single process",
+        ('tests/test_flags.py::test_sync_updates_barrier_only_in_a_'
+         'synchronous_ps_cluster',),
+        '--sync_updates=barrier accepted where nothing synchronises'),
+    Breakage(
+        'tf_config_chief_not_worker0',
+        'tf_cnn_benchmarks/cluster/roles.py',
+        '  jobs[WORKER] = chief + jobs[WORKER]',
+        '  jobs[WORKER] = jobs[WORKER] + chief',
+        ('tests/cluster/test_cluster_config.py::test_tf_config_spec_file_with_'
+         'a_chief',),
+        "a TF_CONFIG chief is not worker 0"),
+    Breakage(
+        'per_task_files_collide',
+        'tf_cnn_benchmarks/cluster/roles.py',
+        '  if role is None or role.is_chief:\n    return path',
+        '  if True:\n    return path',
+        ('tests/cluster/test_cluster_config.py::test_per_task_files_do_not_'
+         'collide',),
+        "every task writes the chief's --trace_file path"),
+    Breakage(
+        'import_cycle',
+        'tf_cnn_benchmarks/liveness/activity.py',
+        '  def rename(self, text):\n',
+        '  def rename(self, text):\n'
+        '    from tf_cnn_benchmarks.liveness import watchdog  # pylint: '
+        'disable=unused-import\n',
+        ('tests/test_architecture.py::test_no_import_cycle_anywhere',),
+        'an import cycle (lazy): activity -> watchdog -> activity'),
+    Breakage(
+        'liveness_imports_tensorflow',
+        'tf_cnn_benchmarks/liveness/phases.py',
+        'import threading\nimport time\n',
+        'import threading\nimport time\n\nimport tensorflow  # pylint: '
+        'disable=unused-import\n',
+        ('tests/test_architecture.py::test_tensorflow_free_modules_load_no_'
+         'tensorflow',),
+        'liveness/ loads TensorFlow (a signal while it loads is then late)'),
+    Breakage(
+        'eval_line_not_the_originals',
+        'tf_cnn_benchmarks/run/evaluation.py',
+        "  return 'Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples]' % (",
+        "  return 'top-1 = %.4f top-5 = %.4f [%d examples]' % (",
+        (_DRIVER + 'test_train_then_resume_then_eval',),
+        "the evaluation line is not the original's"),
+    Breakage(
+        'flops_one_per_multiply_add',
+        'tf_cnn_benchmarks/measure/flops.py',
+        '  return 2 * elements * contracted',
+        '  return elements * contracted',
+        ('tests/test_flops.py::test_formulas_on_small_ops',),
+        'a matmul counts 1 FLOP per multiply-add, not 2 (MFU halves)'),
+    Breakage(
+        'updates_copy_their_variable',
+        'tf_cnn_benchmarks/training/update_in_place.py',
+        '  if not grads:\n    return tower_grads',
+        '  if True:\n    return tower_grads',
+        ('tests/test_update_in_place.py::test_no_update_allocates_a_copy_of_'
+         'its_variable',),
+        'no gate: an update copies its variable (16 MB a step on trivial)'),
+    Breakage(
+        'no_tensorflow_traceback',
+        'tf_cnn_benchmarks/process/logs.py',
+        "'have. Install one: pip install -e \".[cpu]\" (tensorflow-cpu), '",
+        "'have. Install one (tensorflow-cpu), '",
+        (_DRIVER + 'test_no_tensorflow_says_how_to_install_one',),
+        'without TensorFlow the run does not say how to install one'),
 )
