@@ -66,7 +66,7 @@ def test_a_server_named_127_0_0_1_listens_on_every_interface(tmp_path):
       # Another namespace reaches it at the veth address, not 127.0.0.1.
       reason = subprocess.run(
           ['ip', 'netns', 'exec', worker_ns, sys.executable, '-c',
-           'from tf_cnn_benchmarks.cluster import reachability; '
+           'from tf_cnn_benchmarks.cluster.watch import reachability; '
            'print(reachability.probe("%s:%d"))' % (netns.PS_ADDRESS, port)],
           cwd=helpers.REPO, capture_output=True, text=True,
           timeout=60).stdout.strip()
