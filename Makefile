@@ -1,7 +1,8 @@
 # Set-up and the two everyday commands. Everything lives in .venv, made here.
 #   make benchmark   install, then run a real default benchmark (ResNet-50,
 #                    synthetic data, this machine, no cluster)
-#   make test        install, then run the whole test suite
+#   make test        install, then run the whole test suite and the
+#                    mutation check
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -11,7 +12,7 @@ BENCHMARK_ARGS ?= --model=resnet50 --batch_size=16 --num_batches=20 --num_warmup
 # GPU, else cpu. Override with `make TF=cpu ...`.
 TF ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo gpu || echo cpu)
 
-.PHONY: install benchmark test test-fast clean
+.PHONY: install benchmark test test-fast mutations clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +25,16 @@ install: $(STAMP)
 benchmark: $(STAMP)
 	$(PY) tf_cnn_benchmarks.py $(BENCHMARK_ARGS)
 
-# Every test, slow and cluster ones included (CI runs exactly this).
+# Every test, slow and cluster ones included, then the mutation check (CI
+# runs exactly this, through .ci/run).
 test: $(STAMP)
 	$(PY) -m pytest -q -ra --durations=25 $(PYTEST_ARGS)
+	$(PY) -m tests.mutations.check
+
+# Every listed breakage applied to a copy of the tree, its guarding tests run
+# (tests/mutations/): each must turn them red (~10 minutes on 2 cores).
+mutations: $(STAMP)
+	$(PY) -m tests.mutations.check $(MUTATION_ARGS)
 
 # The quick subset for the edit-test loop.
 test-fast: $(STAMP)

@@ -234,6 +234,12 @@ def test_merge_scope_groups_gradients_under_one_scope(spread_run):
   assert len(_allreduce_scopes(built.graph)) == math.ceil(n / 3)
   copies, _ = _train(allreduce_merge_scope=3)
   _assert_trains_like(spread_run, copies)
+  # What its help says: no ScopedAllocator is turned on, at any value.
+  params = flags.make_params(**_settings(allreduce_merge_scope=3))
+  rewrite = run_config.session_config(
+      params, run_config.resolve(params)).graph_options.rewrite_options
+  assert rewrite.scoped_allocator_optimization == rewrite.DEFAULT
+  assert not rewrite.scoped_allocator_opts.enable_op
 
 
 def _reductions_dtypes(graph):

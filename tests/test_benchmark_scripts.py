@@ -71,6 +71,70 @@ def test_detection_power_quick_measures_and_writes_its_figures(tmp_path):
                     'trivial-slow10': pytest.approx(10 / 90)}
 
 
+def _script_module(folder, name):
+  """A script of benchmarks/ or studies/ as a module (they import their
+  neighbours by plain name)."""
+  import importlib  # pylint: disable=g-import-not-at-top
+  path = os.path.join(REPO, folder)
+  if path not in sys.path:
+    sys.path.insert(0, path)
+  return importlib.import_module(name)
+
+
+def test_detection_power_counts_only_a_called_change_as_a_false_alarm(
+    monkeypatch):
+  """The power study's arithmetic, on scripted verdicts: of A/A trials,
+  a regression or an improvement is a false alarm, "inconclusive" its own
+  rate, and "no change" neither; of slowed trials, only a regression is a
+  catch."""
+  from results import stats  # pylint: disable=g-import-not-at-top
+  study = _script_module('studies', 'detection_power')
+  cycle = [stats.NO_CHANGE, stats.REGRESSION, stats.INCONCLUSIVE,
+           stats.IMPROVEMENT, stats.NO_CHANGE]
+  calls = []
+
+  def verdict(first, second):
+    calls.append(1)
+    return type('Comparison', (), {'verdict': cycle[(len(calls) - 1) % 5]})
+
+  monkeypatch.setattr(study.stats, 'compare_throughput', verdict)
+  pools = {'A1': [1.0] * 6, 'A2': [1.0] * 6, 'slow10': [0.9] * 6}
+  figures = study.rates(pools, [3], [10], trials=10, seed=0)
+  # 10 A/A trials: 2 regressions + 2 improvements; 2 inconclusive.
+  assert figures['false_alarm_rate'] == {'3': 0.4}
+  assert figures['inconclusive_rate'] == {'3': 0.2}
+  # The next 10 verdicts judge the slowed pool: 2 regressions.
+  assert figures['detection_rate'] == {'10': {'3': 0.2}}
+  assert figures['measured_slowdown_pct'] == {'10': 10.0}
+
+
+def test_engines_script_divides_each_engine_by_the_graph_engine(
+    monkeypatch, capsys):
+  """The table's ratio is the variant's images/sec over the graph
+  engine's (README: tf2/graph 0.97-1.03x), on scripted records: the
+  graph engine at 100 images/sec, tf2 at 50, tf2 with XLA at 25."""
+  engines = _script_module('benchmarks', 'engines')
+  rate_of = {'graph': 100.0, 'tf2': 50.0, 'tf2_jit': 25.0}
+
+  class Runner:
+
+    def __init__(self, **kwargs):
+      del kwargs
+
+    def harness(self, flags):
+      variant = ('tf2_jit' if '--xla_compile' in flags else
+                 'tf2' if '--engine=tf2' in flags else 'graph')
+      return {'timing': {'step_times_sec': [32 / rate_of[variant]]},
+              'config': {'global_batch_size': 32}, 'other_cpu_share': 0.0}
+
+  monkeypatch.setattr(engines, 'Runner', Runner)
+  assert engines.main(['--models=trivial', '--dtypes=float32']) == 0
+  row = [l for l in capsys.readouterr().out.splitlines()
+         if l.startswith('trivial')]
+  assert re.search(r'100\.00 +50\.00 \(0\.50x\) +25\.00 \(0\.25x\)',
+                   row[0]), row
+
+
 @pytest.mark.slow
 def test_engines_script_prints_each_engine_and_its_ratio_to_graph(tmp_path):
   out = subprocess.run(

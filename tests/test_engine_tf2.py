@@ -308,3 +308,121 @@ def test_tf2_learns_real_tfrecords_fed_through_the_strategy(learnable_shards):
   # head starts near ln 1001 = 6.9); below that, the model tells the
   # images apart, so images and labels line up.
   assert np.mean(losses[-10:]) < 0.8, losses
+
+
+def _in_a_fresh_process(script, *args):
+  """Runs ``script`` (it prints one 'RESULT <json>' line) in a fresh
+  process: its TensorFlow devices and XLA flags are its own."""
+  done = subprocess.run([sys.executable, '-c', script] + list(args),
+                        cwd=ROOT, capture_output=True, text=True, timeout=280)
+  assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+  [line] = [l for l in done.stdout.splitlines() if l.startswith('RESULT ')]
+  return json.loads(line[len('RESULT '):])
+
+
+# Builds the tf2 step of one device with and without --xla_compile, traces
+# it, and lists every function call in the traced graph (and the functions
+# it calls) that carries XLA's must-compile attribute, jit_compile=True's
+# mark.
+_XLA_SCRIPT = r'''
+import json
+from tf_cnn_benchmarks.config import flags, run_config
+from tf_cnn_benchmarks.run import driver
+from tf_cnn_benchmarks.engine_tf2 import strategies, train_step
+marked = {}
+for xla in (False, True):
+  params = flags.make_params(
+      engine='tf2', model='trivial', data_name='cifar10', batch_size=2,
+      device='cpu', xla_compile=xla, result_dir='', num_batches=1,
+      num_warmup_batches=0)
+  rc = run_config.resolve(params)
+  rc, source = driver.open_input_source(params, rc)
+  if not xla:
+    strategies.prepare_devices(rc)
+  trainer = train_step.Trainer(rc, strategies.choose(rc), source)
+  graph = trainer._step.get_concrete_function(trainer._iterator).graph
+  graph_def = graph.as_graph_def()
+  nodes = list(graph_def.node) + [
+      n for f in graph_def.library.function for n in f.node_def]
+  marked[str(xla)] = sorted(
+      n.op for n in nodes
+      if n.attr['_XlaMustCompile'].b)
+print('RESULT ' + json.dumps(marked))
+'''
+
+
+@pytest.mark.timeout(300)
+def test_tf2_xla_compile_marks_the_traced_step_for_xla():
+  """--xla_compile compiles the replica's step whole (jit_compile=True):
+  the traced step calls it through a function call XLA must compile.
+  Numbers cannot show it (the compiled step computes the same losses to
+  ~1e-4); the traced graph can, and without the flag nothing is marked."""
+  marked = _in_a_fresh_process(_XLA_SCRIPT)
+  assert marked['False'] == [], marked
+  assert marked['True'] == ['StatefulPartitionedCall'], marked
+
+
+# A ParameterServerStrategy coordinator's Trainer (the controller task of 1
+# ps and 2 workers, from real flags and a real cluster role), its steps
+# scheduled on a recording stand-in for the ClusterCoordinator (a remote
+# step runs on the default strategy when its loss is fetched). Prints, for
+# each --sync_updates kind, the steps scheduled but not yet fetched when
+# each loss is fetched.
+_ROUNDS_SCRIPT = r'''
+import json
+import tensorflow as tf
+from tf_cnn_benchmarks.cluster import roles
+from tf_cnn_benchmarks.config import flags, run_config
+from tf_cnn_benchmarks.run import driver
+from tf_cnn_benchmarks.engine_tf2 import strategies, train_step
+
+class Coordinator:
+  def __init__(self):
+    self.in_flight, self.at_fetch = 0, []
+  def create_per_worker_dataset(self, dataset_fn):
+    return dataset_fn()
+  def schedule(self, fn, args):
+    self.in_flight += 1
+    coordinator = self
+    class Remote:
+      def fetch(self):
+        coordinator.at_fetch.append(coordinator.in_flight)
+        coordinator.in_flight -= 1
+        return fn(*args)
+    return Remote()
+
+in_flight = {}
+for sync in ('--sync_updates=barrier', '--cross_replica_sync=False'):
+  params = flags.parse_command_line([
+      'tf_cnn_benchmarks', '--engine=tf2', '--variable_update=parameter_server',
+      '--model=trivial', '--data_name=cifar10', '--batch_size=2',
+      '--device=cpu', '--num_batches=4', '--num_warmup_batches=1',
+      '--result_dir=', '--job_name=controller', '--worker_hosts=a:1,b:2',
+      '--ps_hosts=c:3', '--controller_host=d:4', sync])[0]
+  rc = run_config.resolve(params, cluster_role=roles.resolve_role(params))
+  rc, source = driver.open_input_source(params, rc)
+  coordinator = Coordinator()
+  trainer = train_step.Trainer(
+      rc, strategies.Chosen(tf.distribute.get_strategy(), 'stand-in',
+                            coordinator), source)
+  losses = [trainer.step() for _ in range(5)]
+  in_flight[sync] = coordinator.at_fetch
+print('RESULT ' + json.dumps(in_flight))
+'''
+
+
+@pytest.mark.timeout(300)
+def test_tf2_barrier_waits_for_each_round_and_async_queues_the_next():
+  """ParameterServerStrategy, 2 workers: a round is one step per worker.
+  --sync_updates=barrier fetches a round's losses before it schedules the
+  next (2 steps in flight at every fetch); asynchronous training queues
+  the next round first (4), except past the last warm-up step and the last
+  timed one. Which weights a worker reads, and so the losses, follow from
+  this order; the runtime's scheduling makes real clusters' losses
+  irreproducible, so the order is what is compared."""
+  in_flight = _in_a_fresh_process(_ROUNDS_SCRIPT)
+  assert in_flight['--sync_updates=barrier'] == [2, 1] * 5, in_flight
+  # Warm-up (1 round): nothing queued past it; then 4 timed rounds, each
+  # with the next queued until the last.
+  assert in_flight['--cross_replica_sync=False'] == [2, 1] + [4, 3] * 3 + [
+      2, 1], in_flight

@@ -20,13 +20,17 @@ import time
 import pytest
 
 from tests import stalled_mount
+from tests import tools
 from tests.driver_helpers import LiveRun
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.liveness import waiting_files
 
-pytestmark = pytest.mark.skipif(
-    stalled_mount.fuse_unavailable() is not None,
-    reason=stalled_mount.fuse_unavailable() or '')
+
+@pytest.fixture(autouse=True)
+def _fuse_available():
+  why = stalled_mount.fuse_unavailable()
+  if why is not None:
+    tools.unavailable(why, tools.FUSE_INSTALL)
 
 # Generous: two cores shared with other test runs.
 EXIT_BOUND_SECONDS = 15
@@ -81,7 +85,8 @@ def stalling(learnable_shards, tmp_path):
     try:
       mount.__enter__()
     except stalled_mount.MountFailed as e:
-      pytest.skip('cannot mount a FUSE file system here: %s' % e)
+      tools.unavailable('cannot mount a FUSE file system here: %s' % e,
+                        tools.FUSE_INSTALL)
     run = _Run(mount.mountpoint, tmp_path / 'runs', *flags)
     opened.append(run)
     return run, mount

@@ -27,6 +27,12 @@ from tf_cnn_benchmarks.run import train_dir_lock
 
 # Generous: two cores shared with other test runs.
 EXIT_BOUND_SECONDS = 15
+# The claim (README, RELIABILITY.md): a signalled run ends within ~2 s (the
+# watchdog's grace), plus up to a 1 s tick and the record's writing on a
+# loaded machine. Typed here, not read from the watchdog, so a longer grace
+# turns the test red (a run blocked in a step took 2.6 s; with a 10 s grace,
+# 10.7 s).
+SIGNALLED_EXIT_SECONDS = 5.0
 # A warm-up step this model takes well over ANNOUNCE_AFTER_SECONDS for:
 # ~20 s on a 2-core machine with a 237 GFLOP/s float32 peak, ~10 s on one
 # with 520 (batch 48 took 4.9 s there and was never announced).
@@ -71,7 +77,7 @@ def test_sigterm_ends_a_run_blocked_in_a_step(slow_run):
   took = time.monotonic() - sent
   out = run.output()
   assert code == exit_codes.INTERRUPTED, out
-  assert took < EXIT_BOUND_SECONDS, out
+  assert took < SIGNALLED_EXIT_SECONDS, (took, out)
   assert ('Stopping: got SIGTERM while warm-up step 1 of 2; send it again '
           'to stop now.') in out
   rec = run.record()

@@ -51,6 +51,16 @@ def test_freed_memory_is_reused_without_page_faults():
   assert tuned < untuned / 20, (tuned, untuned)
 
 
+@pytest.mark.skipif(malloc_tuning._glibc() is None, reason='needs glibc')  # pylint: disable=protected-access
+def test_the_settings_are_the_documented_ones():
+  """README: trim threshold 1 GiB, mmap threshold 32 MiB, top pad 64 MiB.
+  (The page-fault test above cannot tell them apart: the top pad alone
+  keeps its 48 MB.)"""
+  assert malloc_tuning.apply(True, environ={}) == {
+      'trim_threshold': 1 << 30, 'mmap_threshold': 32 << 20,
+      'top_pad': 64 << 20}
+
+
 def test_a_setting_of_your_own_is_kept():
   applied = malloc_tuning.apply(True, environ={
       'MALLOC_TOP_PAD_': '0',

@@ -11,7 +11,7 @@ reached through a small wrapper script that puts this checkout first on
 PYTHONPATH (plus whatever the host's sshd sets in TCB_TEST_PYTHONPATH).
 Everything is removed afterwards (deleting the client namespace deletes the
 bridge and every veth pair). Needs root, `ip` and openssh-server; skips the
-test otherwise, saying which.
+test otherwise, saying which (fails it under CI=true: tests/tools.py).
 """
 
 import contextlib
@@ -23,8 +23,7 @@ import subprocess
 import sys
 import time
 
-import pytest
-
+from tests import tools
 from tests.cluster import helpers
 
 SSH_PORT = 2022
@@ -88,15 +87,12 @@ class FakeHosts:
 
 
 def _check_can_run():
-  if not shutil.which('ip'):
-    pytest.skip('fake hosts need the `ip` command (iproute2)')
-  if os.geteuid() != 0:
-    pytest.skip('fake hosts are network namespaces, which need root '
-                '(CAP_SYS_ADMIN)')
+  tools.require_command('ip', tools.IP_INSTALL)
+  tools.require_root('fake hosts (network namespaces)')
   for tool in (_SSHD, shutil.which('ssh'), shutil.which('ssh-keygen')):
     if not tool or not os.path.exists(tool):
-      pytest.skip('fake hosts need OpenSSH (apt-get install openssh-server '
-                  'openssh-client)')
+      tools.unavailable('fake hosts need OpenSSH (sshd, ssh, ssh-keygen)',
+                        tools.SSH_INSTALL)
 
 
 def _keygen(path):
@@ -165,8 +161,8 @@ def fake_hosts(folder, count=3, sshd_env=None, without_sshd=()):
     for ns in [client] + [h.namespace for h in hosts]:
       result = _ip('netns', 'add', ns)
       if result.returncode != 0:
-        pytest.skip('this machine does not allow network namespaces: %s'
-                    % result.stderr.strip())
+        tools.unavailable('this machine does not allow network namespaces: '
+                          '%s' % result.stderr.strip(), tools.ROOT_INSTALL)
       made.append(ns)
     steps = [('-n', client, 'link', 'add', 'br0', 'type', 'bridge'),
              ('-n', client, 'addr', 'add', subnet + '.1/24', 'dev', 'br0'),
@@ -187,8 +183,9 @@ def fake_hosts(folder, count=3, sshd_env=None, without_sshd=()):
     for step in steps:
       result = _ip(*step)
       if result.returncode != 0:
-        pytest.skip('could not build the fake hosts\' network (ip %s): %s'
-                    % (' '.join(step), result.stderr.strip()))
+        tools.unavailable('could not build the fake hosts\' network (ip %s): '
+                          '%s' % (' '.join(step), result.stderr.strip()),
+                          tools.ROOT_INSTALL)
     _keygen(os.path.join(folder, 'host_key'))
     _keygen(os.path.join(folder, 'client_key'))
     shutil.copy(os.path.join(folder, 'client_key.pub'),

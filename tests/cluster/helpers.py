@@ -26,20 +26,27 @@ from tf_cnn_benchmarks.cluster import roles
 
 NUM_BATCHES = 4
 FAULT_ENV = 'TF_CNN_BENCHMARKS_TEST_FAULT'
+# tiny_flags' and local_losses' learning rate (see tiny_flags).
+LEARNING_RATE = 1e-5
 
 
 def tiny_flags(result_dir, **overrides):
   """Benchmark flags of a tiny, deterministic training run.
 
-  The learning rate is tiny because synthetic images are pixel-valued and
-  the trivial model diverges on them at its default rate; the losses still
-  move by ~0.1 per step, plenty to tell a right update from a wrong one.
+  The learning rate is small because synthetic images are pixel-valued and
+  the trivial model diverges on them at its default rate. At 1e-5 the loss
+  (~2.26) still moves by ~2e-3 a step, a hundred times the 1e-5 relative
+  tolerance the mode tests compare at, so an update that is missing, not
+  averaged or applied twice is far outside it (at 1e-9 the loss moved by
+  2e-7: those tests saw the forward pass only). It also stays finite over
+  the fault tests' long runs (1500 steps: 2.26 -> 0.64).
   An override of None leaves the flag out (its default).
   """
   settings = dict(
       model='trivial', data_name='cifar10', device='cpu', batch_size=2,
       num_batches=NUM_BATCHES, num_warmup_batches=1, display_every=1,
-      optimizer='momentum', init_learning_rate=1e-9, result_dir=result_dir,
+      optimizer='momentum', init_learning_rate=LEARNING_RATE,
+      result_dir=result_dir,
       startup_timeout=60, stall_timeout=60)
   settings.update(overrides)
   return ['--%s=%s' % kv for kv in settings.items() if kv[1] is not None]
@@ -81,12 +88,13 @@ def kill(processes):
     p.wait()
 
 
-def launch(launcher_args, benchmark_flags, timeout=150):
-  """Runs `tf_cnn_benchmarks launch`; returns (returncode, output)."""
+def launch(launcher_args, benchmark_flags, timeout=150, env=None):
+  """Runs `tf_cnn_benchmarks launch`; returns (returncode, output).
+  ``env``: extra environment variables (e.g. a test fault)."""
   process = subprocess.Popen(
       [sys.executable, SCRIPT, 'launch'] + list(launcher_args) + ['--'] +
       list(benchmark_flags), cwd=REPO, stdout=subprocess.PIPE,
-      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
+      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(env),
       start_new_session=True)
   try:
     out, _ = process.communicate(timeout=timeout)
@@ -161,7 +169,7 @@ def local_losses(**overrides):
   """Step losses of the same tiny run in one process (the reference)."""
   settings = dict(model='trivial', data_name='cifar10', batch_size=2,
                   num_batches=NUM_BATCHES, num_warmup_batches=1,
-                  optimizer='momentum', init_learning_rate=1e-9,
+                  optimizer='momentum', init_learning_rate=LEARNING_RATE,
                   variable_update='replicated')
   settings.update(overrides)
   result, text = run_quietly(**settings)

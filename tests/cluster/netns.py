@@ -3,8 +3,9 @@
 The ps side gets 10.200.1.1, the worker side 10.200.1.2; each namespace
 has its own loopback and nothing else, so tasks talk only over the pair.
 Made per test and removed after it (deleting a namespace deletes its end of
-the pair). Needs root and the `ip` command; skips the test otherwise (the
-chaos soak, studies/chaos.py, passes its own ``unavailable``).
+the pair). Needs root and the `ip` command; skips the test otherwise, or
+fails it under CI=true (tests/tools.py; the chaos soak, studies/chaos.py,
+passes its own ``unavailable``).
 """
 
 import contextlib
@@ -12,7 +13,7 @@ import os
 import shutil
 import subprocess
 
-import pytest
+from tests import tools
 
 PS_ADDRESS = '10.200.1.1'
 WORKER_ADDRESS = '10.200.1.2'
@@ -23,8 +24,12 @@ def _ip(*args):
                         timeout=30)
 
 
+def _unavailable(why):
+  tools.unavailable(why, '%s, as root' % tools.IP_INSTALL)
+
+
 @contextlib.contextmanager
-def veth_namespaces(unavailable=pytest.skip):
+def veth_namespaces(unavailable=_unavailable):
   """Yields (ps namespace, worker namespace); removes both afterwards.
 
   ``unavailable(why)`` is called (and must raise) when this machine cannot

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from tests import tools
 from tests.cluster import helpers
 
 pytestmark = pytest.mark.cluster
@@ -35,8 +36,8 @@ SAMPLE_TRIALS = 10
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_fixed_seed_sample_holds_every_invariant(tmp_path):
-  if os.geteuid() != 0:
-    pytest.skip('the soak needs root (network namespaces, tmpfs)')
+  tools.require_root('the soak (network namespaces, tmpfs)')
+  tools.require_command('ip', tools.IP_INSTALL)
   out = subprocess.run(
       [sys.executable, os.path.join(STUDIES, 'chaos.py'),
        '--trials', str(SAMPLE_TRIALS), '--seed', str(SAMPLE_SEED),
@@ -77,6 +78,26 @@ def test_bounds_follow_the_runtimes_constants(monkeypatch):
   trial = chaos_plan.plan(2)
   assert trial.fault == 'sigterm'
   assert chaos_plan.expectations(trial)[trial.victim].bound == after['signal']
+
+
+def test_bounds_are_the_ones_reliability_md_prints():
+  """RELIABILITY.md's soak table was measured against the bounds it prints
+  (the soak's "Bounds" block, its slack included): the soak's bounds today
+  must be those, so a looser soak (more slack, a longer runtime constant)
+  cannot pass as the documented one. Re-measure the table when they
+  change."""
+  with open(os.path.join(helpers.REPO, 'RELIABILITY.md')) as f:
+    text = f.read()
+  block = text[text.index('Bounds (from the fault'):]
+  block = block[:block.index('Trials by fault')]
+  printed = {name: float(seconds) for name, seconds in
+             re.findall(r'^  (\w+) +(\d+) s$', block, re.M)}
+  bound_of, ps_extra = chaos_plan.bounds()
+  assert printed == bound_of, (printed, bound_of)
+  assert chaos_plan.describe_bounds(bound_of, ps_extra)[-1].strip() in block
+  # The slack itself, as the table's text says it.
+  assert chaos_plan.LOAD_SLACK_SECONDS == 15.0
+  assert 'each with 15 s of slack' in re.sub(r'\s+', ' ', text)
 
 
 def test_orphan_scan_finds_what_a_task_left_in_its_session():

@@ -307,11 +307,15 @@ def test_launcher_sigterm_tears_every_task_down(tmp_path, engine, cluster):
 
 @pytest.mark.timeout(150)
 def test_killed_launcher_leaves_no_orphans(tmp_path):
-  """Even SIGKILL, which the launcher cannot handle: PR_SET_PDEATHSIG."""
-  process, log = helpers.launch_in_background(tmp_path)
+  """Even SIGKILL, which the launcher cannot handle: PR_SET_PDEATHSIG.
+  The tasks print nothing after their first step row (a row every 10**6
+  steps), so none of them learns of the launcher's death from a broken
+  pipe: only the kernel's signal ends them (with the launcher's pipes they
+  outlived it in a check without that signal)."""
+  process, log = helpers.launch_in_background(tmp_path, display_every=10**6)
   pids = {}
   try:
-    pids = helpers.wait_until_step(process, log)
+    pids = helpers.wait_until_step(process, log, step=1)
     process.kill()
     process.wait()
     helpers.wait_for(lambda: not any(helpers.pid_alive(p)

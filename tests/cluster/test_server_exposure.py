@@ -44,7 +44,7 @@ def _probe_from(namespace, address):
   """reachability.probe of ``address`` run inside ``namespace``."""
   return subprocess.run(
       ['ip', 'netns', 'exec', namespace, sys.executable, '-c',
-       'from tf_cnn_benchmarks.cluster import reachability; '
+       'from tf_cnn_benchmarks.cluster.watch import reachability; '
        'print(reachability.probe("%s", timeout=3))' % address],
       cwd=helpers.REPO, capture_output=True, text=True,
       timeout=60).stdout.strip()

@@ -2,7 +2,6 @@
 
 import os
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -10,11 +9,9 @@ import pytest
 
 from results import comparison as comparison_lib
 from results import dashboard
+from tests import tools
 from tests.results.record_factory import make_record, write_record, write_runs
 
-CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
-CHROMIUM_MISSING = ('Chromium is not installed; on Debian/Ubuntu: '
-                    'apt-get update && apt-get install -y chromium')
 
 
 @pytest.fixture(scope='module')
@@ -69,13 +66,13 @@ def test_chosen_groups_and_bad_input(result_dir, tmp_path, capsys):
   assert 'error:' in capsys.readouterr().err
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason=CHROMIUM_MISSING)
 def test_page_and_images_load_in_headless_chromium(result_dir, tmp_path):
+  chromium = tools.chromium()
   output = tmp_path / 'site'
   assert _render(result_dir, output) == 0
   profile = tmp_path / 'chromium-profile'
   command = [
-      CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu',
+      chromium, '--headless', '--no-sandbox', '--disable-gpu',
       '--disable-dev-shm-usage', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run',
       '--user-data-dir=%s' % profile, '--virtual-time-budget=10000',

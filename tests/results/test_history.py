@@ -13,6 +13,7 @@ from results.history import analysis
 from results.history import change_points
 from results.history import command
 from results.history import ordering
+from tests import tools
 from tests.results.history_factory import sha, write_history
 from tests.results.record_factory import make_record, write_record
 from tf_cnn_benchmarks import cli
@@ -151,7 +152,9 @@ def test_records_name_the_checkouts_commit():
                         text=True, check=False,
                         cwd=os.path.dirname(os.path.dirname(cli.__file__)))
   if head.returncode != 0:
-    pytest.skip('not a git checkout: runs record no commit here')
+    tools.unavailable('not a git checkout (or no `git`): runs record no '
+                      'commit here', 'run the tests in a git clone, with git '
+                      'installed')
   assert described['harness_commit'] == head.stdout.strip()
   assert ordering.timestamp(described['harness_commit_time']) is not None
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from results import dashboard
+from tests import tools
 from tests.results.history_factory import sha, write_history
-from tests.results.test_dashboard import CHROMIUM, CHROMIUM_MISSING
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
@@ -58,7 +58,7 @@ def test_history_page_says_why_when_there_is_no_history(tmp_path):
 
 
 def _chromium(profile, *arguments):
-  return [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu',
+  return [tools.chromium(), '--headless', '--no-sandbox', '--disable-gpu',
           '--disable-dev-shm-usage', '--disable-background-networking',
           '--disable-component-update', '--disable-sync', '--no-first-run',
           '--enable-logging=stderr', '--v=0',
@@ -74,8 +74,8 @@ def _load(command):
   return body.group(0), result.stderr
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason=CHROMIUM_MISSING)
 def test_history_page_renders_in_headless_chromium(site, tmp_path):
+  tools.chromium()
   site = pathlib.Path(shutil.copytree(site, tmp_path / 'site'))  # broken below
   url = (site / 'history.html').as_uri()
   profile = tmp_path / 'profile'

@@ -441,8 +441,12 @@ FLAG_SPECS = (
        '(--agg_small_grads_max_bytes).', lower_bound=0),
     _S(VARIABLES, 'allreduce_merge_scope', 'integer', 1,
        'Replicated mode builds the all-reduce of this many consecutive '
-       'gradients under one "allreduce" name scope (lets TensorFlow\'s '
-       'ScopedAllocator merge their buffers); 0 means 1.', lower_bound=0),
+       'gradients under one "allreduce" name scope, as the original grouped '
+       'them; 0 means 1. Only op names change: nothing turns on '
+       'TensorFlow\'s ScopedAllocator (the original did so for '
+       'collective_all_reduce on GPUs only), so the buffers, the arithmetic '
+       'and the speed are the same at any value (accepted for old command '
+       'lines).', lower_bound=0),
     _S(VARIABLES, 'gradient_repacking', 'integer', 0,
        'If > 0, replicated mode concatenates all of a tower\'s gradients '
        'and cuts them into this many chunks, all-reduces the chunks, then '

@@ -1,0 +1,509 @@
+"""The breakages the mutation check applies (check.py), one at a time.
+
+Each is a regression a reviewer could make by accident, in code that a
+document claims is tested (docs/claims.md names the claim and the id), with
+the fastest tests that must turn red on it. A guard is a test that would
+catch the feature breaking: when a breakage here survives, the test is
+fixed, never the breakage softened. Texts are exact and must occur once in
+their file; when the code moves, move the breakage with it.
+"""
+
+from tests.mutations.check import Breakage
+
+_MODES = 'tests/cluster/test_modes.py::'
+_TF2 = 'tests/test_engine_tf2.py::'
+_DRIVER = 'tests/test_driver.py::'
+_REPORTS = 'tests/test_failure_reports.py::'
+_SCRIPTS = 'tests/test_benchmark_scripts.py::'
+
+BREAKAGES = (
+    # --- The issue's nine (the cluster run count, results/comparison.py,
+    # is guarded by the results engineer's test; it joins this list with
+    # it).
+    Breakage(
+        'ps_sync_applies_no_update',
+        'tf_cnn_benchmarks/variable_update/sync_replicas.py',
+        'mean_grads.append((accumulator.take_grad(self.num_workers), var))',
+        'mean_grads.append((accumulator.take_grad(self.num_workers) * 0., '
+        'var))',
+        (_MODES + 'test_parameter_server_sync_equals_local_replicated',),
+        'synchronous parameter_server applies a zero update'),
+    Breakage(
+        'collective_sums_not_averages',
+        'tf_cnn_benchmarks/variable_update/collective_all_reduce.py',
+        "_GRADIENT_KEYS + j, 'Div',",
+        "_GRADIENT_KEYS + j, 'Id',",
+        (_MODES + 'test_collective_all_reduce',),
+        "collective_all_reduce sums the workers' gradients"),
+    Breakage(
+        'tf2_xla_compile_ignored',
+        'tf_cnn_benchmarks/engine_tf2/train_step.py',
+        'jit_compile=True) if self._jit',
+        'jit_compile=False) if self._jit',
+        (_TF2 + 'test_tf2_xla_compile_marks_the_traced_step_for_xla',),
+        '--engine=tf2 --xla_compile compiles nothing'),
+    Breakage(
+        'tf2_barrier_runs_async',
+        'tf_cnn_benchmarks/engine_tf2/train_step.py',
+        'rc.cluster.sync is SyncKind.BARRIER)',
+        'rc.cluster.sync is SyncKind.MEAN)',
+        (_TF2 + 'test_tf2_barrier_waits_for_each_round_and_async_queues_the_'
+         'next',),
+        'tf2 --sync_updates=barrier queues the next round (asynchronous)'),
+    Breakage(
+        'signal_grace_10s',
+        'tf_cnn_benchmarks/liveness/stop_request.py',
+        'SIGNAL_GRACE_SECONDS = 2.0',
+        'SIGNAL_GRACE_SECONDS = 10.0',
+        ('tests/test_liveness.py::test_sigterm_ends_a_run_blocked_in_a_step',),
+        'a signalled run ends after 10 s, not ~2 s'),
+    Breakage(
+        'soak_slack_1000s',
+        'studies/chaos_plan.py',
+        'LOAD_SLACK_SECONDS = 15.0',
+        'LOAD_SLACK_SECONDS = 1000.0',
+        ('tests/cluster/test_chaos_soak.py::test_bounds_are_the_ones_'
+         'reliability_md_prints',),
+        "the chaos soak's bounds get 1000 s of slack"),
+    Breakage(
+        'power_counts_no_change_as_alarm',
+        'studies/detection_power.py',
+        'verdicts, (stats.REGRESSION, stats.IMPROVEMENT))',
+        'verdicts, (stats.REGRESSION, stats.IMPROVEMENT, stats.NO_CHANGE))',
+        (_SCRIPTS + 'test_detection_power_counts_only_a_called_change_as_a_'
+         'false_alarm',),
+        'the power study counts "no change" as a false alarm'),
+    Breakage(
+        'engines_ratio_inverted',
+        'benchmarks/engines.py',
+        "' (%.2fx)' % (medians[v] / base)",
+        "' (%.2fx)' % (base / medians[v])",
+        (_SCRIPTS + 'test_engines_script_divides_each_engine_by_the_graph_'
+         'engine',),
+        'the engines table prints graph/tf2 instead of tf2/graph'),
+
+    # --- One per --variable_update mode (and sync kind): its defining
+    # behaviour.
+    Breakage(
+        'local_ps_applies_tower0_only',
+        'tf_cnn_benchmarks/variable_update/parameter_server.py',
+        'averaged.append((base.mean_of([g for g, _ in pairs]), var))',
+        'averaged.append((pairs[0][0], var))',
+        (_DRIVER + 'test_parameter_server_and_replicated_give_the_same_'
+         'losses',),
+        "parameter_server applies tower 0's gradient, not the towers' mean"),
+    Breakage(
+        'replicated_no_all_reduce',
+        'tf_cnn_benchmarks/variable_update/replicated.py',
+        'for g, (_, var) in zip(tower_means, pairs)]',
+        'for g, var in pairs]',
+        (_DRIVER + 'test_parameter_server_and_replicated_give_the_same_'
+         'losses',),
+        'replicated: each tower applies its own gradient (copies drift)'),
+    Breakage(
+        'independent_exchanges_gradients',
+        'tf_cnn_benchmarks/variable_update/independent.py',
+        'pairs = [pair for grads in tower_grads for pair in grads]',
+        'pairs = [(base.mean_of([g[j][0] for g in tower_grads]), v) '
+        'for grads in tower_grads for j, (_, v) in enumerate(grads)]',
+        (_DRIVER + 'test_independent_towers_do_not_communicate',),
+        'independent towers average their gradients'),
+    Breakage(
+        'distributed_replicated_stale_copies',
+        'tf_cnn_benchmarks/variable_update/distributed_replicated.py',
+        'return tf.group(self._refresh_copies(tower_grads, after=update))',
+        'return tf.group(update)',
+        (_MODES + 'test_distributed_replicated_sync_two_towers_per_worker',),
+        'distributed_replicated never reads the updated master back'),
+    Breakage(
+        'distributed_all_reduce_sums',
+        'tf_cnn_benchmarks/variable_update/distributed_all_reduce.py',
+        'mean = base.mean_of(worker_means)',
+        'mean = tf.math.add_n(worker_means)',
+        (_MODES + 'test_distributed_all_reduce_with_a_controller',),
+        "distributed_all_reduce sums the workers' means"),
+    Breakage(
+        'ps_async_waits_for_every_worker',
+        'tf_cnn_benchmarks/variable_update/cluster_base.py',
+        '    if self.role.sync is SyncKind.MEAN:\n      self.sync = ',
+        '    if self.role.sync is not SyncKind.BARRIER:\n      self.sync = ',
+        (_MODES + 'test_parameter_server_async_over_two_ps_tasks',),
+        '--cross_replica_sync=False still waits for every worker (sync)'),
+    Breakage(
+        'ps_barrier_does_not_wait',
+        'tf_cnn_benchmarks/variable_update/sync_barrier.py',
+        'return tf.group(own_queue.dequeue_many(self.num_workers - 1))',
+        'return tf.group(update)',
+        (_MODES + 'test_parameter_server_barrier_applies_each_workers_'
+         'gradient',),
+        '--sync_updates=barrier: workers never meet at the barrier'),
+
+    # --- One per guarantee of RELIABILITY.md (1 is signal_grace_10s too).
+    Breakage(
+        'g1_a_dead_peer_is_never_gone',
+        'tf_cnn_benchmarks/cluster/watch/reachability.py',
+        'REFUSALS_TO_GONE = 2',
+        'REFUSALS_TO_GONE = 1000',
+        (_REPORTS + 'test_two_refusals_in_a_row_mean_a_peer_is_gone',),
+        'guarantee 1: a peer that died is never named (bounded end)'),
+    Breakage(
+        'g2_launcher_follows_the_first_exit',
+        'tf_cnn_benchmarks/cluster/launch/launch_summary.py',
+        'if votes[failed[0].label] > votes[named]:',
+        'if True:',
+        (_REPORTS + 'test_launcher_names_the_task_cut_off_by_a_partition',),
+        "guarantee 2: the launcher names a partition's victim's peer"),
+    Breakage(
+        'g3_stalled_exits_1',
+        'tf_cnn_benchmarks/liveness/endings.py',
+        'STALLED: exit_codes.STALLED,',
+        'STALLED: exit_codes.RUN_FAILED,',
+        ('tests/test_claims.py::test_exit_codes_are_the_documented_ones',),
+        'guarantee 3: a stalled run exits 1, not the documented 3'),
+    Breakage(
+        'g4_a_refused_copy_is_never_run_again',
+        'tf_cnn_benchmarks/cluster/task/step_repeats.py',
+        'if not (may_repeat and refused_copy) or',
+        'if not (False and refused_copy) or',
+        ('tests/cluster/test_step_repeats.py::test_an_asynchronous_step_is_'
+         'run_again_at_most_max_repeats_times',),
+        'guarantee 4: a blip ends an asynchronous run'),
+    Breakage(
+        'g5_tasks_outlive_a_killed_launcher',
+        'tf_cnn_benchmarks/cluster/launch/process_groups.py',
+        'libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG',
+        'libc.getpid()  # no PR_SET_PDEATHSIG',
+        ('tests/cluster/test_failures.py::test_killed_launcher_leaves_no_'
+         'orphans',),
+        'guarantee 5: a SIGKILLed launcher leaves its tasks running'),
+    Breakage(
+        'g6_records_written_in_place',
+        'basics/atomic_files.py',
+        "    with os.fdopen(fd, 'wb') as temp_file:",
+        "    os.close(fd)\n    with open(path, 'wb') as temp_file:",
+        ('tests/test_atomic_files.py::test_a_write_that_fails_leaves_the_old_'
+         'file_whole',),
+        'guarantee 6: a record is written in place (a crash half-writes it)'),
+    Breakage(
+        'g7_resume_ignores_the_checkpoint',
+        'tf_cnn_benchmarks/engine_graph/checkpoints.py',
+        '  if latest:\n    built.saver.restore(sess, latest)',
+        '  if latest and False:\n    built.saver.restore(sess, latest)',
+        (_DRIVER + 'test_train_then_resume_then_eval',),
+        'guarantee 7: a new run on a --train_dir starts from step 0'),
+
+    # --- README's other tested claims.
+    Breakage(
+        'jitter_constant',
+        'tf_cnn_benchmarks/run/timing.py',
+        'MAD_TO_STDDEV = 1.4826',
+        'MAD_TO_STDDEV = 1.482602',
+        ('tests/test_timing.py::test_statistics_match_the_original_'
+         'definitions',),
+        "jitter is not the original's 1.4826 x MAD"),
+    Breakage(
+        'total_rate_counts_one_worker',
+        'tf_cnn_benchmarks/run/timing.py',
+        'return (num_workers * len(self.timed) * self.images_per_step /',
+        'return (len(self.timed) * self.images_per_step /',
+        ('tests/test_timing.py::test_total_counts_the_whole_loop_and_every_'
+         'worker',),
+        "total images/sec leaves out the other workers' images"),
+    Breakage(
+        'train_dir_not_locked',
+        'tf_cnn_benchmarks/run/train_dir_lock.py',
+        '    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)',
+        '    pass',
+        ('tests/test_train_dir_lock.py::test_lock_is_exclusive_within_one_'
+         'process_too',),
+        'two runs may share a --train_dir'),
+    Breakage(
+        'weight_decay_sign',
+        'tf_cnn_benchmarks/training/weight_decay.py',
+        'alpha=tf.constant(-rate, grad.dtype)',
+        'alpha=tf.constant(rate, grad.dtype)',
+        ('tests/test_weight_decay.py::test_gradients_are_the_penalised_loss_s_'
+         'bit_for_bit',),
+        "the weight decay's gradient is subtracted, not added"),
+    Breakage(
+        'batch_group_copies_do_not_wait',
+        'tf_cnn_benchmarks/engine_graph/batch_group.py',
+        '      with tf.control_dependencies([previous_step]):',
+        '      with tf.control_dependencies([]):',
+        ('tests/test_batch_group.py::test_grouped_steps_train_exactly_like_'
+         'single_steps',),
+        "--batch_group_size: a step's copy does not wait for the last update"),
+    Breakage(
+        'malloc_trims_again',
+        'tf_cnn_benchmarks/process/malloc_tuning.py',
+        "('trim_threshold', M_TRIM_THRESHOLD, 1 << 30,",
+        "('trim_threshold', M_TRIM_THRESHOLD, 1 << 17,",
+        ('tests/test_malloc_tuning.py::test_the_settings_are_the_documented_'
+         'ones',),
+        '--tune_malloc gives freed memory back (glibc\'s default trim)'),
+    Breakage(
+        'graph_xla_not_enabled_on_cpu',
+        'tf_cnn_benchmarks/config/run_config.py',
+        "  if '--tf_xla_cpu_global_jit' not in flags:",
+        '  if False:',
+        ('tests/test_xla_cpu.py::test_xla_compile_clusters_on_cpu_and_'
+         'matches',),
+        'graph --xla_compile compiles nothing on a CPU'),
+    Breakage(
+        'straggler_threshold_5x',
+        'tf_cnn_benchmarks/cluster/watch/stragglers.py',
+        'THRESHOLD = 2.0',
+        'THRESHOLD = 5.0',
+        ('tests/cluster/test_stragglers.py::test_sync_worker_lagging_three_'
+         'quarters_is_named_once',),
+        'a worker 4x slower is not named a straggler (README: 2x)'),
+    Breakage(
+        'ps_placement_ignores_size',
+        'tf_cnn_benchmarks/variable_update/cluster_base.py',
+        'task = min(range(len(self.loads)), key=lambda i: (self.loads[i], i))',
+        'task = len(self.loads) - 1',
+        ('tests/cluster/test_cluster_config.py::test_ps_placement_spreads_'
+         'variables_by_size',),
+        'parameter_server piles every variable on one ps task'),
+    # --- More of README's, docs/cluster.md's and PERFORMANCE.md's tested
+    # claims (docs/claims.md maps each).
+    Breakage(
+        'flag_default_changed',
+        'tf_cnn_benchmarks/config/flag_specs.py',
+        "_S(OPTIMIZER, 'weight_decay', 'float', 4e-5,",
+        "_S(OPTIMIZER, 'weight_decay', 'float', 1e-4,",
+        ('tests/test_flags.py::test_every_original_flag_is_answered',),
+        "a flag's default is not the original's"),
+    Breakage(
+        'report_columns_renamed',
+        'tf_cnn_benchmarks/run/report.py',
+        "cols = ['Step', 'Img/sec', self.loss_name]",
+        "cols = ['Step', 'Images/sec', self.loss_name]",
+        (_DRIVER + 'test_report_has_the_original_format',),
+        "the step rows are not the original's"),
+    Breakage(
+        'name_seeds_per_tower',
+        'tf_cnn_benchmarks/variable_update/base.py',
+        "      if 'seed' in config:",
+        "      if False:",
+        (_MODES + 'test_tf2_parameter_server_one_worker_equals_one_local_'
+         'device[async]',),
+        "initial weights are not seeded from the mode-independent name"),
+    Breakage(
+        'towers_share_one_cpu_device',
+        'tf_cnn_benchmarks/config/run_config.py',
+        "config.device_count['CPU'] = num_cpu_devices or run_config.num_towers",
+        "config.device_count['CPU'] = 1",
+        (_DRIVER + 'test_independent_towers_do_not_communicate',),
+        '--num_gpus=N makes no virtual CPU device per tower'),
+    Breakage(
+        'checkpoint_saved_twice',
+        'tf_cnn_benchmarks/engine_graph/checkpoints.py',
+        '    if step == self.saved_step:',
+        '    if False:',
+        (_REPORTS + 'test_no_checkpoint_is_written_twice_for_one_step',),
+        'a checkpoint is saved again though the global step did not move'),
+    Breakage(
+        'tf2_cluster_on_old_tensorflow',
+        'tf_cnn_benchmarks/config/flag_checks.py',
+        "TF2_CLUSTER_MIN_TF = '2.19'",
+        "TF2_CLUSTER_MIN_TF = '2.12'",
+        (_TF2 + 'test_tf2_cluster_tasks_need_the_tensorflow_their_runtime_'
+         'uses',),
+        'a tf2 cluster task starts on a TensorFlow without the registration '
+        'barrier'),
+    Breakage(
+        'tf2_skips_graph_only_flags',
+        'tf_cnn_benchmarks/config/flag_checks.py',
+        '    if getattr(p, name) != flag_specs.SPECS_BY_NAME[name].default:',
+        '    if False:',
+        (_TF2 + 'test_tf2_refuses_what_has_no_tf2_equivalent_naming_the_'
+         'graph_engine',),
+        '--engine=tf2 silently skips graph-engine-only flags'),
+    Breakage(
+        'tf2_replicas_sum',
+        'tf_cnn_benchmarks/engine_tf2/optimizer.py',
+        'tf.distribute.ReduceOp.MEAN, grads_and_vars)',
+        'tf.distribute.ReduceOp.SUM, grads_and_vars)',
+        (_MODES + 'test_tf2_multi_worker_mirrored_equals_two_local_towers'
+         '[collective_all_reduce]',),
+        "the tf2 engine sums its replicas' gradients"),
+    Breakage(
+        'architecture_layer_broken',
+        'tf_cnn_benchmarks/liveness/phases.py',
+        'import contextlib\nimport dataclasses\n',
+        'import contextlib\nimport dataclasses\n'
+        'from tf_cnn_benchmarks.run import timing  # pylint: disable=unused-import\n',
+        ('tests/test_architecture.py::test_every_import_respects_the_layers',),
+        'liveness/ imports run/ (docs/architecture.md forbids it)'),
+    Breakage(
+        'g2_cause_search_shortened',
+        'tf_cnn_benchmarks/cluster/watch/root_cause.py',
+        'PEER_FAILURE_WAIT_SECONDS = 4.0',
+        'PEER_FAILURE_WAIT_SECONDS = 1.0',
+        ('tests/test_claims.py::test_constants_the_documents_quote_are_the_'
+         'codes',),
+        'guarantee 2: the root-cause search is not the documented 4 s'),
+    Breakage(
+        'secondary_error_taken_as_cause',
+        'tf_cnn_benchmarks/cluster/watch/peer_failures.py',
+        "                      'Collective ops is aborted')",
+        "                      )",
+        (_REPORTS + 'test_secondary_errors_are_recognised',),
+        "a collective abort is taken for this task's own failure"),
+    Breakage(
+        'unreachable_called_gone',
+        'tf_cnn_benchmarks/cluster/watch/reachability.py',
+        '  return reason in (REFUSED, RESET)',
+        '  return True',
+        (_REPORTS + 'test_a_lost_peer_is_gone_or_unreachable_by_its_probe_'
+         'alone',),
+        'a partition is reported as a crashed peer (exit 1, not 4)'),
+    Breakage(
+        'oom_hint_same_batch',
+        'tf_cnn_benchmarks/failures.py',
+        '                                  max(1, rc.batch_size_per_device '
+        '// 2)))',
+        '                                  rc.batch_size_per_device))',
+        (_REPORTS + 'test_oom_hint_names_the_shape_and_a_smaller_batch',),
+        'the out-of-memory hint does not offer a smaller batch'),
+    Breakage(
+        'stall_names_no_input_file',
+        'tf_cnn_benchmarks/liveness/local_stall.py',
+        "      files = ('open under --data_dir: %s' % ', '.join(reading) if "
+        "reading",
+        "      files = ('open under --data_dir: %s' % ', '.join(reading) if "
+        "False",
+        ('tests/test_liveness.py::test_a_stall_on_input_names_the_file_being_'
+         'read',),
+        'a stall on input does not name the file being read'),
+    Breakage(
+        'dataset_labels_from_zero',
+        'preprocessing/build_dataset.py',
+        'ids = {synset: (i + 1, text) for i, (synset, text) in '
+        'enumerate(labels)}',
+        'ids = {synset: (i, text) for i, (synset, text) in '
+        'enumerate(labels)}',
+        ('tests/preprocessing/test_build_dataset.py::test_round_trip_every_'
+         'key',),
+        'build-dataset labels classes from 0 (0 is background)'),
+    Breakage(
+        'corrupt_record_not_named',
+        'preprocessing/errors.py',
+        "    where = ' record %d of %s' % (index, path)",
+        "    where = ' a record of %s' % path",
+        ('tests/preprocessing/test_bad_input.py::test_corrupt_record',),
+        'a corrupt record is not named with its file and index'),
+    Breakage(
+        'resnet_v1_strides_in_the_3x3',
+        'models/resnet.py',
+        '    return [(filters, 1, stride), (filters, 3, 1), (out, 1, 1)]',
+        '    return [(filters, 1, 1), (filters, 3, stride), (out, 1, 1)]',
+        ('tests/models/test_resnet.py::test_downsampling_bottleneck_stride_'
+         'placement',),
+        "resnet50 is v1.5, not the original's v1"),
+    Breakage(
+        'ncf_mlp_resized',
+        'models/ncf.py',
+        'NUM_ITEMS = 26744',
+        'NUM_ITEMS = 26745',
+        ('tests/models/test_ncf.py::test_parameter_count_is_the_hand_count',),
+        "ncf is not the original's size (31,832,577 parameters)"),
+    Breakage(
+        'weight_decay_sum_on_the_ps',
+        'tf_cnn_benchmarks/training/weight_decay.py',
+        '  with tf1.device(None), tf1.colocate_with(grad.op, '
+        'ignore_existing=True), \\\n      tf1.device(grad.device), '
+        'tf1.name_scope(',
+        '  with tf1.name_scope(',
+        ('tests/test_weight_decay.py::test_each_sum_stays_on_its_gradient_s_'
+         'device',),
+        "the decay's sum leaves its gradient's device (ps_sync 0.77x)"),
+    # --- Fast guards of more rows of docs/claims.md.
+    Breakage(
+        'malloc_overrides_your_setting',
+        'tf_cnn_benchmarks/process/malloc_tuning.py',
+        "    if variable in environ or tunable + '=' in tunables:",
+        '    if False:',
+        ('tests/test_malloc_tuning.py::test_a_setting_of_your_own_is_kept',),
+        "--tune_malloc overrides the user's own MALLOC_*_/GLIBC_TUNABLES"),
+    Breakage(
+        'refused_flag_accepted',
+        'tf_cnn_benchmarks/config/flag_checks.py',
+        '  for s in REFUSED_SPECS:\n    if getattr(p, s.name) != s.default:',
+        '  for s in REFUSED_SPECS:\n    if False:',
+        ('tests/test_flags.py::test_refused_flag_parses_at_its_default_only'
+         '[trt_mode]',),
+        'a refused flag is silently accepted at another value'),
+    Breakage(
+        'barrier_allowed_in_a_single_process',
+        'tf_cnn_benchmarks/config/flag_checks.py',
+        "  if not is_cluster_task(p):\n    where = 'a single process",
+        "  if False:\n    where = 'a single process",
+        ('tests/test_flags.py::test_sync_updates_barrier_only_in_a_'
+         'synchronous_ps_cluster',),
+        '--sync_updates=barrier accepted where nothing synchronises'),
+    Breakage(
+        'tf_config_chief_not_worker0',
+        'tf_cnn_benchmarks/cluster/roles.py',
+        '  jobs[WORKER] = chief + jobs[WORKER]',
+        '  jobs[WORKER] = jobs[WORKER] + chief',
+        ('tests/cluster/test_cluster_config.py::test_tf_config_spec_file_with_'
+         'a_chief',),
+        "a TF_CONFIG chief is not worker 0"),
+    Breakage(
+        'per_task_files_collide',
+        'tf_cnn_benchmarks/cluster/roles.py',
+        '  if role is None or role.is_chief:\n    return path',
+        '  if True:\n    return path',
+        ('tests/cluster/test_cluster_config.py::test_per_task_files_do_not_'
+         'collide',),
+        "every task writes the chief's --trace_file path"),
+    Breakage(
+        'import_cycle',
+        'tf_cnn_benchmarks/liveness/activity.py',
+        '  def rename(self, text):\n',
+        '  def rename(self, text):\n'
+        '    from tf_cnn_benchmarks.liveness import watchdog  # pylint: '
+        'disable=unused-import\n',
+        ('tests/test_architecture.py::test_no_import_cycle_anywhere',),
+        'an import cycle (lazy): activity -> watchdog -> activity'),
+    Breakage(
+        'liveness_imports_tensorflow',
+        'tf_cnn_benchmarks/liveness/phases.py',
+        'import threading\nimport time\n',
+        'import threading\nimport time\n\nimport tensorflow  # pylint: '
+        'disable=unused-import\n',
+        ('tests/test_architecture.py::test_tensorflow_free_modules_load_no_'
+         'tensorflow',),
+        'liveness/ loads TensorFlow (a signal while it loads is then late)'),
+    Breakage(
+        'eval_line_not_the_originals',
+        'tf_cnn_benchmarks/run/evaluation.py',
+        "  return 'Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples]' % (",
+        "  return 'top-1 = %.4f top-5 = %.4f [%d examples]' % (",
+        (_DRIVER + 'test_train_then_resume_then_eval',),
+        "the evaluation line is not the original's"),
+    Breakage(
+        'flops_one_per_multiply_add',
+        'tf_cnn_benchmarks/measure/flops.py',
+        '  return 2 * elements * contracted',
+        '  return elements * contracted',
+        ('tests/test_flops.py::test_formulas_on_small_ops',),
+        'a matmul counts 1 FLOP per multiply-add, not 2 (MFU halves)'),
+    Breakage(
+        'updates_copy_their_variable',
+        'tf_cnn_benchmarks/training/update_in_place.py',
+        '  if not grads:\n    return tower_grads',
+        '  if True:\n    return tower_grads',
+        ('tests/test_update_in_place.py::test_no_update_allocates_a_copy_of_'
+         'its_variable',),
+        'no gate: an update copies its variable (16 MB a step on trivial)'),
+    Breakage(
+        'no_tensorflow_traceback',
+        'tf_cnn_benchmarks/process/logs.py',
+        "'have. Install one: pip install -e \".[cpu]\" (tensorflow-cpu), '",
+        "'have. Install one (tensorflow-cpu), '",
+        (_DRIVER + 'test_no_tensorflow_says_how_to_install_one',),
+        'without TensorFlow the run does not say how to install one'),
+)
