@@ -315,8 +315,12 @@ BREAKAGES = (
     Breakage(
         'tf2_skips_graph_only_flags',
         'tf_cnn_benchmarks/config/flag_checks.py',
-        '    if getattr(p, name) != flag_specs.SPECS_BY_NAME[name].default:',
-        '    if False:',
+        "    if getattr(p, name) != flag_specs.SPECS_BY_NAME[name].default:\n"
+        "      raise UsageError(\n"
+        "          '--%s (%s) is not implemented",
+        "    if False:\n"
+        "      raise UsageError(\n"
+        "          '--%s (%s) is not implemented",
         (_TF2 + 'test_tf2_refuses_what_has_no_tf2_equivalent_naming_the_'
          'graph_engine',),
         '--engine=tf2 silently skips graph-engine-only flags'),
@@ -362,9 +366,8 @@ BREAKAGES = (
     Breakage(
         'oom_hint_same_batch',
         'tf_cnn_benchmarks/failures.py',
-        '                                  max(1, rc.batch_size_per_device '
-        '// 2)))',
-        '                                  rc.batch_size_per_device))',
+        '      lead, batch, peak_text, max(1, rc.batch_size_per_device // 2))',
+        '      lead, batch, peak_text, rc.batch_size_per_device)',
         (_REPORTS + 'test_oom_hint_names_the_shape_and_a_smaller_batch',),
         'the out-of-memory hint does not offer a smaller batch'),
     Breakage(
