@@ -101,7 +101,7 @@ def test_constants_the_documents_quote_are_the_codes():
        phases.ANNOUNCE_AFTER_SECONDS),
       (readme, r'run ends within ~(\d+) s, record written',
        stop_request.SIGNAL_GRACE_SECONDS),
-      (reliability, r'SIGINT/SIGTERM ends within (\d+) s',
+      (reliability, r'SIGINT/SIGTERM/SIGHUP \(.*?\) ends within (\d+) s',
        stop_request.SIGNAL_GRACE_SECONDS),
       (cluster, r'its watchdog does the same after (\d+) s',
        stop_request.SIGNAL_GRACE_SECONDS),

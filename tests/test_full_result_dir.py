@@ -16,11 +16,16 @@ import pytest
 
 from studies.chaos_faults import SmallDisk
 from tests.driver_helpers import LiveRun
+from tests import tools
 from tests.driver_helpers import run_cli
 from tf_cnn_benchmarks import exit_codes
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason='mounting a tmpfs needs root')
+
+
+@pytest.fixture(autouse=True)
+def _root():
+  tools.require_root('mounting a tmpfs')
+
 
 # Generous: two cores shared with other test runs.
 EXIT_BOUND_SECONDS = 15

@@ -27,6 +27,7 @@ SSH_INSTALL = 'apt-get install -y openssh-server openssh-client'
 FUSE_INSTALL = ('apt-get install -y fuse libfuse2 and pip install fusepy '
                 '(setup.cfg\'s test extra), with /dev/fuse in the machine or '
                 'container')
+IPTABLES_INSTALL = 'apt-get install -y iptables'
 ROOT_INSTALL = ('run the tests as root (network namespaces, tmpfs and FUSE '
                 'mounts need CAP_SYS_ADMIN); .ci/run says so')
 

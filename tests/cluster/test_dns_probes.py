@@ -22,6 +22,7 @@ import sys
 
 import pytest
 
+from tests import tools
 from tests.driver_helpers import REPO
 
 # A DNS server on 127.0.0.1:53 (a thread), then the probes; prints JSON.
@@ -59,14 +60,15 @@ print('PROBES ' + json.dumps(out))
 
 @pytest.fixture
 def namespace_with_our_dns():
-  if not shutil.which('ip') or os.geteuid() != 0:
-    pytest.skip('needs root and the `ip` command (iproute2)')
+  tools.require_command('ip', tools.IP_INSTALL)
+  tools.require_root('network namespaces')
   name = 'tcbdns%d' % os.getpid()
   etc = '/etc/netns/' + name
   made = subprocess.run(['ip', 'netns', 'add', name], capture_output=True,
                         text=True)
   if made.returncode != 0:
-    pytest.skip('no network namespaces here: %s' % made.stderr.strip())
+    tools.unavailable('this machine does not allow network namespaces: %s'
+                      % made.stderr.strip(), tools.ROOT_INSTALL)
   try:
     os.makedirs(etc, exist_ok=True)
     with open(os.path.join(etc, 'resolv.conf'), 'w') as f:

@@ -12,12 +12,12 @@ promise a bind address.
 
 import dataclasses
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 
+from tests import tools
 from tests.cluster import helpers
 from tests.cluster import netns
 from tf_cnn_benchmarks.cluster.launch import launcher
@@ -68,9 +68,9 @@ def _listening(namespace, port):
 
 @pytest.mark.timeout(180)
 def test_a_server_named_127_0_0_1_listens_on_every_interface(tmp_path):
-  if not (shutil.which('iptables') and shutil.which('ip6tables')):
-    pytest.skip('the warning\'s firewall rules are checked with iptables '
-                'and ip6tables (apt-get install iptables)')
+  # The warning's firewall rules are checked with iptables and ip6tables.
+  tools.require_command('iptables', tools.IPTABLES_INSTALL)
+  tools.require_command('ip6tables', tools.IPTABLES_INSTALL)
   port = 2222
   log = str(tmp_path / 'server.log')
   with netns.veth_namespaces() as (ps_ns, worker_ns):
