@@ -37,6 +37,10 @@ class OtherProcessesMeter:
   block ends, or their time counts as other processes'.
   """
 
+  # None until measured: a block that never started (its enclosing phase
+  # was stopped first) measured nothing.
+  share = None
+
   def __enter__(self):
     self._wall = time.perf_counter()
     self._busy = machine_busy_seconds()
