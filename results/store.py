@@ -42,7 +42,8 @@ CONFIG_FIELDS = (
     'num_workers', 'num_ps', 'job_name', 'task_index', 'cross_replica_sync',
     'sync_updates')
 ENVIRONMENT_FIELDS = (
-    'tf_version', 'tf_git_version', 'python_version', 'numpy_version',
+    'tf_version', 'tf_git_version', 'tf_files_sha256', 'python_version',
+    'numpy_version',
     'harness_version', 'harness_commit', 'harness_commit_time', 'cpu_model',
     'cpu_count', 'cpu_affinity', 'accelerator', 'hostname', 'platform')
 TIMING_FIELDS = ('step_times_sec', 'warmup_step_times_sec',

@@ -180,13 +180,20 @@ def test_environment(version, environ=None):
   return {}
 
 
+# The pip every venv installs with: pinned, so a new pip release cannot
+# change how (or what) a version's venv is built between two runs of a
+# matrix or a bisect. The TensorFlow it installs is named in each run's
+# record by the hash of its files (environment.tf_files_sha256).
+PIP_REQUIREMENT = 'pip==24.3.1'
+
+
 def install_commands(version, venv_dir, base_python=None):
   """The commands that build the venv, in order."""
   python = venv_python(venv_dir)
   return [
       [base_python or sys.executable, '-m', 'venv', venv_dir],
       [python, '-m', 'pip', 'install', '--disable-pip-version-check',
-       '--upgrade', 'pip'],
+       PIP_REQUIREMENT],
       [python, '-m', 'pip', 'install', '--disable-pip-version-check',
        tensorflow_requirement(version)] + runtime_requirements(),
   ]

@@ -254,3 +254,24 @@ def test_test_environment_matches_versions_as_versions():
       'TF_CNN_BENCHMARKS_TEST_SLOWDOWN': '0.1'}
   assert venvs.test_environment('2.21.0', environ) == {}
   assert venvs.test_environment('2.21.0', {}) == {}
+
+
+def test_venvs_install_a_pinned_pip():
+  """An unpinned `pip install --upgrade pip` built each venv with whatever
+  pip was newest that day."""
+  commands = venvs.install_commands('2.20.0', '/tmp/v')
+  pip_steps = [c for c in commands if 'pip' in c and 'install' in c and
+               any(a.startswith('pip') for a in c[4:])]
+  assert pip_steps and all(venvs.PIP_REQUIREMENT in c for c in pip_steps)
+  assert venvs.PIP_REQUIREMENT.startswith('pip==')
+  assert not any('--upgrade' in c for c in commands)
+
+
+def test_the_record_names_the_tensorflow_files_by_their_hash():
+  import hashlib  # pylint: disable=g-import-not-at-top
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.measure import versions  # pylint: disable=g-import-not-at-top
+  record = metadata.distribution(versions.tf_distribution()).read_text(
+      'RECORD')
+  assert versions.tf_files_sha256() == hashlib.sha256(
+      record.encode()).hexdigest()

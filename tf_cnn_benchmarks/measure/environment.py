@@ -85,6 +85,7 @@ def describe(with_tensorflow=True):
       'tf_version': loaded['tf_version'],
       'tf_git_version': loaded['tf_git_version'],
       'tf_distribution': versions.tf_distribution(),
+      'tf_files_sha256': versions.tf_files_sha256(),
       'tf_gpu_build': build['gpu_build'],
       'tf_onednn': build['onednn'],
       'python_version': platform.python_version(),

@@ -66,6 +66,22 @@ def tf_installed_version():
   return installed_version(name) if name else None
 
 
+def tf_files_sha256():
+  """sha256 of the installed TensorFlow's RECORD, the list pip wrote of
+  every file it installed with each file's own hash: one digest that
+  names the installation byte for byte (None if absent). Two runs with
+  the same digest ran the same TensorFlow files, whatever index they came
+  from."""
+  import hashlib  # pylint: disable=g-import-not-at-top
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  name = tf_distribution()
+  try:
+    text = metadata.distribution(name).read_text('RECORD') if name else None
+  except metadata.PackageNotFoundError:
+    text = None
+  return hashlib.sha256(text.encode()).hexdigest() if text else None
+
+
 def installed_version(distribution):
   """``distribution``'s version as pip knows it (None if absent)."""
   from importlib import metadata  # pylint: disable=g-import-not-at-top
