@@ -42,36 +42,6 @@ def test_performance_script_quick_prints_every_section(tmp_path):
 
 
 @pytest.mark.slow
-def test_detection_power_quick_measures_and_writes_its_figures(tmp_path):
-  """--quick runs the whole machinery (interleaved real runs, the injected
-  slowdown, compare's statistics, the data file) in under a minute."""
-  import json
-  output = tmp_path / 'figures.json'
-  out = subprocess.run(
-      [sys.executable, os.path.join(REPO, 'studies', 'detection_power.py'),
-       '--quick', '--output', str(output), '--work_dir', str(tmp_path / 'w')],
-      cwd=REPO, capture_output=True, text=True, timeout=240)
-  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-  assert re.search(r'false alarms \(A/A\) +\d+%', out.stdout), out.stdout
-  assert re.search(r'caught 10% \(meas\. -?[\d.]+%\) +\d+%', out.stdout)
-  data = json.loads(output.read_text())
-  assert data['source']['mode'] == 'quick'
-  assert 'not a measurement' in data['source']['note']
-  trivial = data['models']['trivial']
-  assert trivial['runs'] == {'A1': 3, 'A2': 3, 'slow10': 3}
-  assert 0 <= trivial['false_alarm_rate']['3'] <= 1
-  assert 0 <= trivial['detection_rate']['10']['3'] <= 1
-  # The slowed runs say so in their records; the real ones do not.
-  slowed = {}
-  for name in os.listdir(tmp_path / 'w'):
-    if name.endswith('.json'):
-      record = json.loads((tmp_path / 'w' / name).read_text())
-      slowed[record['label']] = record['injected_slowdown']
-  assert slowed == {'trivial-A1': None, 'trivial-A2': None,
-                    'trivial-slow10': pytest.approx(10 / 90)}
-
-
-@pytest.mark.slow
 def test_engines_script_prints_each_engine_and_its_ratio_to_graph(tmp_path):
   out = subprocess.run(
       [sys.executable, os.path.join(REPO, 'benchmarks', 'engines.py'),
