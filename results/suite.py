@@ -55,7 +55,12 @@ def add_run_options(parser, label=True):
                       help='print the commands instead of running them')
   parser.add_argument('--benchmark_script', default=runner.DEFAULT_BENCHMARK_SCRIPT,
                       help='entry script of the benchmark (default %(default)s)')
-  # Less noise (results/quiet_runs.py).
+  add_noise_options(parser)
+
+
+def add_noise_options(parser):
+  """Less noise (results/quiet_runs.py); also what the detection-power
+  study runs with, so it measures the runs these commands make."""
   parser.add_argument('--cpus', type=_cpus,
                       help='pin every run to these CPUs, e.g. 0-1 or 0,2 '
                       '(default: the CPUs this command may use)')
@@ -104,6 +109,14 @@ def check_run_options(args):
     raise UsageError('--repeat must be at least 1, got %d.' % args.repeat)
   if args.timeout is not None and args.timeout <= 0:
     raise UsageError('--timeout is in seconds and must be positive.')
+  check_noise_options(args)
+  if not os.path.isfile(args.benchmark_script):
+    raise UsageError(
+        'benchmark script %r does not exist. Run from a checkout of this '
+        'repository or pass --benchmark_script.' % args.benchmark_script)
+
+
+def check_noise_options(args):
   if args.target_seconds is not None and args.target_seconds <= 0:
     raise UsageError('--target_seconds is the timed loop\'s length in '
                      'seconds and must be positive.')
@@ -117,10 +130,6 @@ def check_run_options(args):
         '--cpus %s: this command may run on CPUs %s only; pick from those.'
         % (','.join(map(str, args.cpus)),
            ','.join(map(str, sorted(os.sched_getaffinity(0))))))
-  if not os.path.isfile(args.benchmark_script):
-    raise UsageError(
-        'benchmark script %r does not exist. Run from a checkout of this '
-        'repository or pass --benchmark_script.' % args.benchmark_script)
 
 
 def load_configs(suite_path, benchmark_flags, repeat):

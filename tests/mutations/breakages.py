@@ -67,11 +67,11 @@ BREAKAGES = (
         "the chaos soak's bounds get 1000 s of slack"),
     Breakage(
         'power_counts_no_change_as_alarm',
-        'studies/detection_power.py',
-        'verdicts, (stats.REGRESSION, stats.IMPROVEMENT))',
-        'verdicts, (stats.REGRESSION, stats.IMPROVEMENT, stats.NO_CHANGE))',
-        (_SCRIPTS + 'test_detection_power_counts_only_a_called_change_as_a_'
-         'false_alarm',),
+        'studies/power_figures.py',
+        "regressions=('verdict', lambda v: int((v == stats.REGRESSION).sum()))",
+        "regressions=('verdict', lambda v: int((v != stats.INCONCLUSIVE).sum()))",
+        ('tests/results/test_power_study.py::test_false_alarms_are_'
+         'regressions_on_aa_trials_and_power_on_slowed',),
         'the power study counts "no change" as a false alarm'),
     Breakage(
         'engines_ratio_inverted',

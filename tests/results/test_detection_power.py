@@ -1,24 +1,42 @@
 """results.detection_power: the measured figures bisect plans by, and
 nothing it does not measure."""
 
+import os
+
 from results import detection_power
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def _share(rate, trials=100):
+  """A measured share in the file's format (its interval is not read)."""
+  count = round(rate * trials)
+  return {'count': count, 'trials': trials, 'rate': rate, 'low': 0.0,
+          'high': 1.0}
+
+
+def _by_n(rates):
+  return {n: _share(rate) for n, rate in rates.items()}
+
+
 FIGURES = {
-    'version': 1,
+    'version': 2,
     'source': {'command': 'python studies/detection_power.py',
                'mode': 'full', 'date': '2026-11-25 03:00 UTC',
                'cpu_model': 'test cpu'},
     'settings': {'ns': [3, 5, 10], 'slowdowns_pct': [2, 5, 10]},
     'models': {
-        'lenet': {'false_alarm_rate': {'3': 0.0, '5': 0.03, '10': 0.04},
-                  'detection_rate': {'2': {'3': 0.0, '5': 0.2, '10': 0.6},
-                                     '5': {'3': 0.0, '5': 0.96, '10': 1.0},
-                                     '10': {'3': 0.0, '5': 1.0, '10': 1.0}}},
-        'resnet50': {'false_alarm_rate': {'3': 0.0, '5': 0.02, '10': 0.08},
-                     'detection_rate': {'2': {'3': 0.0, '5': 0.1, '10': 0.9},
-                                        '5': {'3': 0.0, '5': 0.5, '10': 1.0},
-                                        '10': {'3': 0.0, '5': 0.97,
-                                               '10': 1.0}}},
+        'lenet': {'false_alarms': _by_n({'3': 0.0, '5': 0.03, '10': 0.04}),
+                  'power': {'2': _by_n({'3': 0.0, '5': 0.2, '10': 0.6}),
+                            '5': _by_n({'3': 0.0, '5': 0.96, '10': 1.0}),
+                            '10': _by_n({'3': 0.0, '5': 1.0, '10': 1.0})}},
+        'resnet50': {'false_alarms': _by_n({'3': 0.0, '5': 0.02,
+                                            '10': 0.08}),
+                     'power': {'2': _by_n({'3': 0.0, '5': 0.1, '10': 0.9}),
+                               '5': _by_n({'3': 0.0, '5': 0.5, '10': 1.0}),
+                               '10': _by_n({'3': 0.0, '5': 0.97,
+                                            '10': 1.0})}},
     },
 }
 
@@ -45,6 +63,9 @@ def test_no_figures_means_not_measured(tmp_path):
   assert power.repeat_for('lenet') is None
   (tmp_path / 'bad.json').write_text('{"version": 99}')
   assert not detection_power.Power.from_file(tmp_path / 'bad.json').measured
+  # The pool-resampling figures of version 1 plan nothing now.
+  (tmp_path / 'old.json').write_text('{"version": 1, "models": {"a": {}}}')
+  assert not detection_power.Power.from_file(tmp_path / 'old.json').measured
 
 
 def test_write_and_load_round_trip(tmp_path):
@@ -57,10 +78,12 @@ def test_the_repository_file_says_where_its_figures_come_from():
   data = detection_power.load()
   assert data is not None, 'results/detection_power.json is missing'
   source = data['source']
-  assert source['mode'] in ('none', 'quick', 'full')
+  assert source['mode'] in ('quick', 'full')
   assert source['command'].startswith('python studies/detection_power.py')
+  assert source['recompute'] == ('python studies/detection_power.py '
+                                 '--recompute results/'
+                                 'detection_power_runs.csv.gz')
   assert source['date'] and source['cpu_model']
-  if source['mode'] == 'none':
-    assert not data['models'] and 'not measured' in source['note']
+  assert os.path.exists(os.path.join(REPO, source['runs_table']))
   if source['mode'] == 'quick':
     assert 'not a measurement' in source['note']
