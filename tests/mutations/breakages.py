@@ -509,4 +509,64 @@ BREAKAGES = (
         "'have. Install one (tensorflow-cpu), '",
         (_DRIVER + 'test_no_tensorflow_says_how_to_install_one',),
         'without TensorFlow the run does not say how to install one'),
+    # --- This wave's safety fixes (RELIABILITY.md guarantees 1, 2, 5, S*).
+    Breakage(
+        'sighup_not_a_stop_signal',
+        'basics/stop_signals.py',
+        'STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)',
+        'STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)',
+        ('tests/test_hangup.py::test_closing_the_terminal_ends_the_run_with_'
+         'its_record',),
+        'a closed terminal (SIGHUP) kills a run with no record'),
+    Breakage(
+        'garbled_note_disables_checks',
+        'tf_cnn_benchmarks/cluster/task/progress_board.py',
+        "  if not isinstance(value, dict) or value.get('status') not in "
+        "NOTE_STATUSES:\n    return _malformed(value)",
+        "  if False:\n    return _malformed(value)",
+        ('tests/cluster/test_board_notes.py::test_the_watch_still_ends_a_'
+         'lockstep_task_naming_the_peer',),
+        'a garbled board note raises in the watchdog every tick'),
+    Breakage(
+        'startup_waits_add_up',
+        'tf_cnn_benchmarks/cluster/task/start_protocol.py',
+        'self.barrier.wait_until_created(sess, self.startup.left())',
+        'self.barrier.wait_until_created(sess, self.startup.timeout)',
+        ('tests/cluster/test_startup_bound.py::test_a_barrier_wait_takes_'
+         'only_what_start_up_has_left',),
+        'each start-up wait takes the whole --startup_timeout'),
+    Breakage(
+        'vanished_name_is_a_partition',
+        'tf_cnn_benchmarks/cluster/watch/reachability.py',
+        '      reason is not None and reason.startswith(NO_SUCH_NAME))',
+        '      False)',
+        ('tests/cluster/test_dns_probes.py::test_a_vanished_name_is_gone_'
+         'and_a_silent_dns_is_bounded',),
+        "a crashed pod's vanished name counts as a partition"),
+    Breakage(
+        'data_failure_note_after_rescan',
+        'tf_cnn_benchmarks/cluster/task/runtime.py',
+        '      if self._rc.params.data_dir and preprocessing.may_need_locating'
+        '(exc):',
+        '      if False:',
+        ('tests/cluster/test_board_notes.py::test_a_data_failure_is_on_the_'
+         'board_before_its_record_is_located',),
+        'a corrupt-data task posts its note only after re-reading shards'),
+    Breakage(
+        'suite_orphans_its_benchmark',
+        'results/runner.py',
+        '    except BaseException:   # Ctrl-C, SIGTERM, SIGHUP: stop the '
+        'benchmark.\n      _stop(process)',
+        '    except BaseException:   # Ctrl-C, SIGTERM, SIGHUP: stop the '
+        'benchmark.\n      pass',
+        ('tests/results/test_suite.py::test_a_stopped_suite_stops_its_'
+         'benchmark',),
+        'a stopped suite leaves its benchmark running'),
+    Breakage(
+        'pip_unpinned',
+        'results/venvs.py',
+        '       PIP_REQUIREMENT],',
+        "       '--upgrade', 'pip'],",
+        ('tests/results/test_matrix.py::test_venvs_install_a_pinned_pip',),
+        "matrix/bisect venvs install whatever pip is newest"),
 )
