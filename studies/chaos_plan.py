@@ -35,6 +35,9 @@ LOAD_SLACK_SECONDS = 15.0
 # A task's own start (Python, TensorFlow, the graph) before it begins to
 # wait for its peers, on a loaded machine: start-up bounds count from there.
 TASK_START_SECONDS = 30.0
+# A SIGKILLed task is gone at once; the soak sees it by polling, which a
+# loaded machine delays (1.2 s was seen at a load of 12).
+KILLED_EXIT_SECONDS = 3.0
 # Carry-on trials (nothing the cluster must die of) train this long after
 # the fault, then every worker gets SIGTERM ("the stop").
 CARRY_ON_SECONDS = 8.0
@@ -196,7 +199,7 @@ def expectations(trial, bound_of=None) -> Dict[str, Expect]:
 
   # The victim itself.
   if fault in ('sigkill', 'ps_kill_in_save'):
-    out[victim] = Expect(codes(-9), FAULT, 1.0, 'SIGKILLed')
+    out[victim] = Expect(codes(-9), FAULT, KILLED_EXIT_SECONDS, 'SIGKILLed')
   elif fault in ('sigterm', 'sigterm_startup'):
     # A ps too (liveness/early_signals.py), from its first line.
     out[victim] = Expect(codes(exit_codes.INTERRUPTED), FAULT,
