@@ -18,7 +18,9 @@ from tf_cnn_benchmarks.liveness import run_exit
 from tf_cnn_benchmarks.liveness import stop_request
 from tf_cnn_benchmarks.liveness import watchdog
 from tf_cnn_benchmarks.measure import mfu
+from tf_cnn_benchmarks.run import evaluation
 from tf_cnn_benchmarks.run import local_runtime
+from tf_cnn_benchmarks.run import mlperf_log
 from tf_cnn_benchmarks.run import record
 from tf_cnn_benchmarks.run import report
 from tf_cnn_benchmarks.run import run_state
@@ -56,6 +58,10 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
   source = None
   record_lock = threading.Lock()
   watch = None
+  # --ml_perf_compliance_logging: init_start now, before anything is built
+  # (MLPerf's init phase); else milestones nobody logs.
+  milestones = mlperf_log.open_log(params, run_id, reporter.say)
+  result.mlperf_log_path = milestones.path
 
   def write_record(status=None, exit_code=None, failure=None):
     """Records the run once; False if it was recorded already.
@@ -70,6 +76,7 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
       if status is not None:
         result.status, result.exit_code = status, exit_code
         result.failure = failure
+      milestones.run_stops(result.status)
       result.phases = watch.phases.seconds() if watch else {}
       result.record = record.build_record(
           run_id=run_id, started_at=started, finished_at=record.utc_now(),
@@ -117,8 +124,9 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
           for note in rc.all_notes():
             reporter.say('Note: ' + note)
           engine.train(run_state.RunState(rc, runtime, reporter, watch,
-                                          times, result),
+                                          times, result, milestones),
                        source, eval_source)
+          converged(params, result, reporter)
     except stop_request.Interrupted as e:
       fail('interrupted', exit_codes.INTERRUPTED,
            failures.failure('Interrupted', str(e)))
@@ -132,6 +140,21 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
     if write_record() and result.record_path:
       reporter.say('Run record: %s' % result.record_path)
   return result
+
+
+def converged(params, result, reporter):
+  """A training run with --stop_at_top_1_accuracy that ended well: the
+  time to target, or the status of its own when it fell short
+  (run/evaluation.py)."""
+  target = params.stop_at_top_1_accuracy
+  if target is None or result.status != 'ok':
+    return
+  if result.target is not None:
+    reporter.say(result.target.line())
+    return
+  result.status = 'target_not_reached'
+  result.exit_code = exit_codes.TARGET_NOT_REACHED
+  reporter.say(evaluation.not_reached_line(target, result.evaluations))
 
 
 def open_input_source(params, rc):

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from tf_cnn_benchmarks.process import malloc_tuning
 from tf_cnn_benchmarks.measure import environment
+from tf_cnn_benchmarks.run import evaluation
 from tf_cnn_benchmarks.variable_update.sync_kind import SyncKind
 
 DASHES = '-' * 64
@@ -52,6 +53,10 @@ class Reporter:
                  rc.compute_dtype.name)
     if rc.training:
       self.field('Optimizer', p.optimizer)
+    target = evaluation.target_line(p, rc.examples_per_epoch / float(
+        rc.global_batch_size))
+    if target:
+      self.field('Target', target)
     self.field('Variables', variables_desc)
     if all_reduce:
       self.field('AllReduce', all_reduce)
