@@ -169,3 +169,44 @@ def test_ml_perf_mode_centres_images_on_the_channel_means(tmp_path):
     with pytest.raises(flags.UsageError, match=words):
       flags.make_params(ml_perf=True, **settings)
   flags.make_params(ml_perf=True, data_dir=data)  # ImageNet records: fine
+
+
+def test_epochs_and_blocks_follow_the_steps(tmp_path):
+  """4 steps an epoch, an evaluation every 4 steps: each block is one
+  epoch, no epoch is logged without a step in it, the counts match."""
+  import types  # pylint: disable=g-import-not-at-top
+  from tf_cnn_benchmarks.run import evaluation  # pylint: disable=g-import-not-at-top
+  params = flags.make_params(
+      model='resnet20', data_name='cifar10', ml_perf_compliance_logging=True,
+      eval_during_training_every_n_steps=4, stop_at_top_1_accuracy=0.9,
+      ml_perf_log_file=str(tmp_path / 'm.log'), result_dir='')
+  rc = types.SimpleNamespace(
+      params=params, examples_per_epoch=40, global_batch_size=10,
+      num_warmup_batches=0, num_batches=8, eval_steps=1,
+      eval_batch_size_per_worker=10, batch_size_per_device=10,
+      piecewise_schedule=None, initial_learning_rate=0.1, num_towers=1,
+      num_workers=1)
+  said = []
+  log = mlperf_log.open_log(params, 'abcdef12', said.append)
+  log.run_starts(rc)
+  for step in range(1, 9):
+    log.trained(step)
+    if step % 4 == 0:
+      log.evaluation_starts(step)
+      log.evaluated(evaluation.Evaluation(step, step, 0.5, 0.9, 10,
+                                          epoch=step / 4.0))
+  log.run_stops('target_not_reached')
+  events = mlperf_log.read_events(str(tmp_path / 'm.log'))
+  assert len(said) == len(events)  # the console got every line
+  shape = [(k, m.get('epoch_num', m.get('first_epoch_num')))
+           for k, _, m in events if k in ('block_start', 'epoch_start',
+                                          'epoch_stop', 'block_stop',
+                                          'eval_accuracy', 'run_stop')]
+  assert shape == [
+      ('block_start', 1), ('epoch_start', 1), ('epoch_stop', 1),
+      ('block_stop', 1), ('eval_accuracy', 1.0),
+      ('block_start', 2), ('epoch_start', 2), ('epoch_stop', 2),
+      ('block_stop', 2), ('eval_accuracy', 2.0), ('run_stop', None)]
+  assert [m['epoch_count'] for k, _, m in events if k == 'block_start'] == [
+      1.0, 1.0]
+  assert events[-1][2]['status'] == 'aborted'

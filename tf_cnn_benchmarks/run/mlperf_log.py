@@ -189,7 +189,7 @@ class MlPerfLog:
     return self._rc.examples_per_epoch / float(self._rc.global_batch_size)
 
   def _epoch_of(self, steps):
-    """1-based number of the epoch the next step belongs to."""
+    """1-based number of the epoch of the step after ``steps`` steps."""
     return int(math.floor(steps / self._steps_per_epoch() + 1e-9)) + 1
 
   def _start_block(self):
@@ -233,15 +233,16 @@ class MlPerfLog:
       self._block_open = None
 
   def trained(self, steps):
-    """``steps`` training steps done so far (warm-up included)."""
-    self._steps = steps
-    if self._block_open is None:
+    """Training step number ``steps`` (from 1, warm-up included) ran; its
+    epoch and block begin with it (logged as it ends)."""
+    if self._block_open is None:  # the first step after an evaluation
+      self._steps = steps - 1
       self._start_block()
-      return
-    epoch = self._epoch_of(steps)
+    epoch = self._epoch_of(steps - 1)
     if epoch != self._epoch_open:
       self._close_epoch()
       self._open_epoch(epoch)
+    self._steps = steps
 
   def evaluation_starts(self, step):
     del step
