@@ -57,6 +57,23 @@ def scale_to_unit_range(image, clip=True):
   return image * (2.0 / 255.0) - 1.0
 
 
+# ImageNet's mean R, G, B over its training images: what the original's
+# --ml_perf subtracted instead of scaling to [-1, 1] (MLPerf's resnet
+# reference normalised so).
+IMAGENET_CHANNEL_MEANS = (123.68, 116.78, 103.94)
+
+
+def normalise(image, overshooting, mean_centred=False):
+  """The pipeline's last step: [0, 255] to [-1, 1], or (--ml_perf) minus
+  the channel means, unscaled."""
+  if not mean_centred:
+    return scale_to_unit_range(image, overshooting)
+  image = tf.cast(image, tf.float32)
+  if overshooting:
+    image = tf.clip_by_value(image, 0.0, 255.0)
+  return image - tf.constant(IMAGENET_CHANNEL_MEANS, tf.float32)
+
+
 def boxes_from_features(xmin, ymin, xmax, ymax):
   """[1, num_boxes, 4] (ymin, xmin, ymax, xmax) clipped to [0, 1]."""
   boxes = tf.stack([ymin, xmin, ymax, xmax], axis=1)
@@ -110,9 +127,16 @@ def distort_color(image, in_yiq=False):
 
 def train_image(encoded, boxes, size, resize_method='bilinear',
                 distortions=False, fuse_decode_and_crop=True, position=0,
-                distort_color_in_yiq=False):
-  """One JPEG -> float32 [h, w, 3] in [-1, 1] with training distortions."""
+                distort_color_in_yiq=False, ml_perf=False):
+  """One JPEG -> float32 [h, w, 3] in [-1, 1] with training distortions.
+
+  ``ml_perf`` (the original's --ml_perf): the crop ignores ``boxes`` (any
+  part of the image, as MLPerf's reference crops), and the image is centred
+  on the channel means instead of scaled.
+  """
   shape = tf.image.extract_jpeg_shape(encoded)
+  if ml_perf:
+    boxes = tf.zeros([1, 0, 4], tf.float32)
   begin, crop_size, _ = tf.image.sample_distorted_bounding_box(
       shape, bounding_boxes=boxes, min_object_covered=0.1,
       aspect_ratio_range=[0.75, 1.33], area_range=[0.05, 1.0],
@@ -133,11 +157,13 @@ def train_image(encoded, boxes, size, resize_method='bilinear',
   if distortions:
     image = distort_color(tf.clip_by_value(image, 0.0, 255.0) / 255.0,
                           in_yiq=distort_color_in_yiq) * 255.0
-  return scale_to_unit_range(image, resize_method in OVERSHOOTING_METHODS)
+  return normalise(image, resize_method in OVERSHOOTING_METHODS, ml_perf)
 
 
-def eval_image(encoded, size, resize_method='bilinear', position=0):
-  """One JPEG -> float32 [h, w, 3] in [-1, 1], deterministic central crop."""
+def eval_image(encoded, size, resize_method='bilinear', position=0,
+               ml_perf=False):
+  """One JPEG -> float32 [h, w, 3] in [-1, 1] (``ml_perf``: minus the
+  channel means), deterministic central crop."""
   image = tf.image.decode_jpeg(encoded, channels=3, dct_method='INTEGER_FAST')
   height, width = size
   shape = tf.cast(tf.shape(image)[:2], tf.float32)
@@ -151,4 +177,4 @@ def eval_image(encoded, size, resize_method='bilinear', position=0):
   left = (new_w - width) // 2
   image = tf.slice(image, tf.stack([top, left, 0]), [height, width, 3])
   image.set_shape([height, width, 3])
-  return scale_to_unit_range(image, resize_method in OVERSHOOTING_METHODS)
+  return normalise(image, resize_method in OVERSHOOTING_METHODS, ml_perf)

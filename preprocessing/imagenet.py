@@ -258,6 +258,7 @@ class ImageNetInput(base.InputSource):
 
   def _image(self, parsed, encoded, position):
     """The train or eval preprocessing of one JPEG (both pipelines)."""
+    ml_perf = dataset_options.flag(self._params, 'ml_perf', False)
     if self.training:
       boxes = image_ops.boxes_from_features(
           *[parsed[k].values for k in fmt.BBOX_KEYS])
@@ -268,9 +269,9 @@ class ImageNetInput(base.InputSource):
               self._params, 'fuse_decode_and_crop', True),
           position=position,
           distort_color_in_yiq=dataset_options.flag(
-              self._params, 'distort_color_in_yiq', True))
+              self._params, 'distort_color_in_yiq', True), ml_perf=ml_perf)
     return image_ops.eval_image(encoded, self._size, self._resize_method,
-                                position)
+                                position, ml_perf=ml_perf)
 
 
 def _is_jpeg(encoded):

@@ -162,3 +162,30 @@ def test_input_pipeline_compares_every_arrangement_with_the_first():
     assert re.search(r'%s / fast: [\d.]+x images/sec, [\d.]+x CPU time per '
                      r'image \(medians of 2 rounds\)' % name, out.stdout), (
                          out.stdout)
+
+
+@pytest.mark.slow
+def test_convergence_script_quick_runs_both_engines_and_summarises():
+  """benchmarks/convergence.py (README's convergence figures), one short
+  run per engine: every run's line and the summary; no figure judged."""
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks', 'convergence.py'),
+       '--quick'], cwd=REPO, capture_output=True, text=True, timeout=600)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  for engine in ('graph', 'tf2'):
+    assert re.search(r'resnet20 +%s +seed 1000: (top-1 .* epochs, \d+ steps'
+                     r'|not reached \(best top-1 [\d.]+\))' % engine,
+                     out.stdout), out.stdout
+    assert re.search(r'resnet20 +%s +reached [01] of 1.*images/sec' % engine,
+                     out.stdout), out.stdout
+
+
+def test_dataset_difficulty_script_quick_prints_its_curve():
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks',
+                                    'dataset_difficulty.py'), '--quick'],
+      cwd=REPO, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  assert re.search(r'cifar10 +seed 1 +25: [\d.]+ .* 100: [\d.]+', out.stdout)
+  assert re.search(r'cifar10 +10 classes, 32x32, .*: top-1 [\d.]+ after 100 '
+                   r'steps \(chance 0.100\)', out.stdout), out.stdout

@@ -12,7 +12,6 @@ from tests.driver_helpers import REPO, build_graph as _build, run_cli, run_quiet
 from models import registry
 from tf_cnn_benchmarks.config import flags
 from tf_cnn_benchmarks.engine_graph import model_graph
-from tf_cnn_benchmarks.training import optimizers
 from tf_cnn_benchmarks.training import towers
 from tf_cnn_benchmarks.config import run_config
 from tf_cnn_benchmarks.run import timing
@@ -27,16 +26,22 @@ def _op_types(graph):
 
 
 def test_resnet_base_lr_scales_with_the_global_batch():
+  def initial_rate(**flag_values):
+    return run_config.resolve(flags.make_params(
+        device='cpu', batch_size=512, **flag_values)).initial_learning_rate
   resnet = registry.get_model('resnet50', 'imagenet')
-  p = flags.make_params(resnet_base_lr=0.2)
-  assert optimizers.default_learning_rate(p, resnet, 512) == pytest.approx(
-      0.4)
-  assert optimizers.default_learning_rate(
-      flags.make_params(), resnet, 512) == resnet.default_learning_rate
+  assert initial_rate(model='resnet50', resnet_base_lr=0.2) == \
+      pytest.approx(0.4)
+  assert initial_rate(model='resnet50') == resnet.default_learning_rate
   # Only the ImageNet ResNets had the original's base rate.
   vgg = registry.get_model('vgg16', 'imagenet')
-  assert optimizers.default_learning_rate(p, vgg, 512) == (
+  assert initial_rate(model='vgg16', resnet_base_lr=0.2) == (
       vgg.default_learning_rate)
+  # --init_learning_rate, then a piecewise schedule's first rate, win.
+  assert initial_rate(model='resnet50', resnet_base_lr=0.2,
+                      init_learning_rate=0.01) == 0.01
+  assert initial_rate(model='resnet50', piecewise_learning_rate_schedule=(
+      '0.3;1;0.03')) == 0.3
 
 
 def test_single_l2_loss_op_same_value_one_op():

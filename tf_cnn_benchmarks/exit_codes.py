@@ -9,5 +9,10 @@ USAGE = 2
 STALLED = 3
 # A peer task could not be reached within --startup_timeout.
 UNREACHABLE = 4
+# The run trained and measured, but no evaluation reached
+# --stop_at_top_1_accuracy (record status target_not_reached). Not 0: a
+# script asking "does it converge?" must not read it as yes; not 1: nothing
+# failed, and the record's numbers (speed, the accuracy curve) are valid.
+TARGET_NOT_REACHED = 5
 # Stopped by SIGINT/SIGTERM (128 + SIGINT, as shells report Ctrl-C).
 INTERRUPTED = 130

@@ -99,6 +99,7 @@ def validate(p):
   test_hooks.check_slowdown()
   _validate_input_flags(p)
   _validate_evaluation_flags(p)
+  _validate_mlperf_flags(p)
   _validate_freeze_flags(p)
   _validate_summary_flags(p)
   _validate_cluster_flags(p)
@@ -400,6 +401,47 @@ def _validate_evaluation_flags(p):
         '--eval_interval_secs=%d sets how often --eval looks for a newer '
         'checkpoint; add --eval (with --train_dir), or drop it.'
         % p.eval_interval_secs)
+
+
+def _validate_mlperf_flags(p):
+  """--ml_perf_compliance_logging logs an MLPerf resnet time-to-accuracy
+  run (run/mlperf_log.py); anything else could not pass MLPerf's checker."""
+  if p.ml_perf and (p.data_dir is None or p.data_name == 'cifar10'):
+    raise UsageError(
+        '--ml_perf changes how ImageNet records are preprocessed (crops '
+        'ignore the bounding boxes, images are centred on the channel '
+        'means), as the original\'s did; this run reads %s. Give --data_dir '
+        'with ImageNet-format records, or drop --ml_perf.' % (
+            'synthetic data' if p.data_dir is None else 'CIFAR-10'))
+  if not p.ml_perf_compliance_logging:
+    if p.ml_perf_log_file:
+      raise UsageError('--ml_perf_log_file says where the MLPerf log goes; '
+                       'add --ml_perf_compliance_logging, or drop it.')
+    return
+  try:
+    import mlperf_logging.mllog  # pylint: disable=g-import-not-at-top,unused-import
+  except ImportError:
+    raise UsageError(
+        '--ml_perf_compliance_logging writes its log with MLPerf\'s own '
+        'library, which is not installed: pip install mlperf-logging (or '
+        'pip install -e ".[mlperf]" in this checkout), or drop the flag.'
+    ) from None
+  if 'resnet' not in p.model:
+    raise UsageError(
+        '--ml_perf_compliance_logging logs MLPerf\'s image classification '
+        'benchmark, which is a ResNet (resnet50_v1.5); --model=%s is not a '
+        'ResNet. Pick one (e.g. --model=resnet50_v1.5, or resnet20 with '
+        '--data_name=cifar10), or drop the flag.' % p.model)
+  if p.eval or p.forward_only or p.input_only:
+    raise UsageError('--ml_perf_compliance_logging logs a training run; it '
+                     'cannot be combined with --eval, --forward_only or '
+                     '--input_only.')
+  if p.stop_at_top_1_accuracy is None:
+    raise UsageError(
+        '--ml_perf_compliance_logging logs a time-to-accuracy run: MLPerf '
+        'trains to a target and its log ends with whether it was reached. '
+        'Add --stop_at_top_1_accuracy=T and an evaluation schedule (e.g. '
+        '--eval_during_training_every_n_epochs=1).')
 
 
 def _validate_freeze_flags(p):

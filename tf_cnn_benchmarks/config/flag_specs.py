@@ -68,11 +68,6 @@ GRAPH_ENGINE_ONLY = {
     'forward_only': 'forward-only (inference) runs',
     'input_only': 'timing the input pipeline alone',
     'print_training_accuracy': 'training accuracy columns',
-    'eval_during_training_every_n_steps': 'evaluation during training',
-    'eval_during_training_every_n_epochs': 'evaluation during training',
-    'eval_during_training_at_specified_steps': 'evaluation during training',
-    'eval_during_training_at_specified_epochs': 'evaluation during training',
-    'stop_at_top_1_accuracy': 'evaluation during training',
     'freeze_when_forward_only': 'frozen forward-only graphs',
     'backbone_model_path': 'restoring backbone weights',
     'batch_group_size': 'several steps per session.run',
@@ -588,11 +583,30 @@ FLAG_SPECS = (
        'record and benchmark_run.log, to compare runs of one test.'),
     _S(DEBUG, 'graph_file', 'string', None,
        'Write the training graph (GraphDef text) to this file.'),
+    _S(DEBUG, 'ml_perf_compliance_logging', 'boolean', False,
+       'Write the MLPerf log (:::MLLOG lines of MLPerf\'s resnet benchmark, '
+       'with the mlperf-logging package) to the console and to '
+       '--ml_perf_log_file: a ResNet training run with '
+       '--stop_at_top_1_accuracy. See README, "MLPerf logs".'),
+    _S(DATA, 'ml_perf', 'boolean', False,
+       'The original\'s MLPerf mode of the ImageNet input: random crops '
+       'ignore the records\' bounding boxes, and images are centred on the '
+       'channel means (each channel minus its ImageNet mean, no scaling) '
+       'instead of scaled to [-1, 1].'),
     # -- ours
     _S(HARNESS, 'result_dir', 'string', 'results/runs',
        'Folder for the machine-readable JSON record of this run ("" = none).'),
     _S(HARNESS, 'label', 'string', '',
        'Free-text label stored in the run record, to group runs by.'),
+    _S(HARNESS, 'ml_perf_log_file', 'string', None,
+       'Where --ml_perf_compliance_logging writes its log. Default: '
+       'mlperf_<run id>.log in --result_dir (the working directory when '
+       'that is "").'),
+    _S(HARNESS, 'ml_perf_submission_org', 'string', 'tf_cnn_benchmarks',
+       'The MLPerf log\'s submission_org.'),
+    _S(HARNESS, 'ml_perf_submission_platform', 'string', '',
+       'The MLPerf log\'s submission_platform. Default: this machine\'s '
+       'CPU (or accelerator), the device count and the engine.'),
     _S(HARNESS, 'verbosity', 'integer', 0,
        '0: the report only; 1: TensorFlow warnings too; 2: everything '
        'TensorFlow logs (device creation, INFO).', lower_bound=0,
@@ -640,8 +654,6 @@ FLAG_SPECS = (
              'oneDNN (formerly MKL) is always on in TensorFlow 2.x CPU wheels'),
     _refused('debugger', 'string', None,
              'tfdbg was removed from TensorFlow 2.x'),
-    _refused('ml_perf', 'boolean', False,
-             'MLPerf compliance mode is not implemented'),
     _refused('horovod_device', 'string', '',
              'it places --variable_update=horovod\'s all-reduce, and '
              'Horovod\'s last release builds only against TensorFlow <= '
@@ -654,8 +666,6 @@ FLAG_SPECS = (
              'barriers are built in'),
     _refused('trt_max_workspace_size_bytes', 'integer', 4294967296,
              'it sizes TF-TRT\'s workspace for --trt_mode, which is refused'),
-    _refused('ml_perf_compliance_logging', 'boolean', False,
-             'MLPerf compliance logging is not implemented (nor is --ml_perf)'),
 )
 
 SPECS_BY_NAME = {s.name: s for s in FLAG_SPECS}

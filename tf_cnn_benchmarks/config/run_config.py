@@ -53,6 +53,10 @@ class LossScaling:
             'next' % (self.initial, self.grow_every_n))
 
 
+# Batch size the ResNet base learning rate is given for (He et al. 2016).
+RESNET_BASE_LR_BATCH_SIZE = 256
+
+
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
   params: object
@@ -138,6 +142,24 @@ class RunConfig:
   @property
   def training(self):
     return self.mode.trains
+
+  @property
+  def initial_learning_rate(self):
+    """The schedule's first rate, decided once (the optimizer's schedule
+    and the MLPerf log both read it): the piecewise schedule's first, else
+    --init_learning_rate, else the model's (--resnet_base_lr scaled to the
+    global batch for the ImageNet ResNets, the models the original's flag
+    applied to)."""
+    params, model = self.params, self.model
+    if self.piecewise_schedule is not None:
+      return self.piecewise_schedule[0][0]
+    if params.init_learning_rate is not None:
+      return params.init_learning_rate
+    if (params.resnet_base_lr and model.dataset == 'imagenet' and
+        model.name.startswith('resnet')):
+      return (params.resnet_base_lr * self.global_batch_size /
+              RESNET_BASE_LR_BATCH_SIZE)
+    return model.default_learning_rate
 
 
 def gpus_available():

@@ -5,13 +5,14 @@ twin).
 TensorFlow's runtime (the virtual CPU devices of MirroredStrategy must exist
 by then; a cluster task's runtime has started it, with its strategy);
 ``train`` builds the step and runs run/'s step loop over it, then the
-report and utilisation line. What the graph engine does besides
-(checkpoints, evaluation, summaries, traces) is refused by
-config/flag_checks.py for this engine, so none of it is silently skipped
-here.
+report and utilisation line, with evaluation during training
+(evaluation.py) when the flags ask for it. What else the graph engine does
+(checkpoints, summaries, traces) is refused by config/flag_checks.py for
+this engine, so none of it is silently skipped here.
 """
 
 from tf_cnn_benchmarks.config import flag_specs
+from tf_cnn_benchmarks.engine_tf2 import evaluation
 from tf_cnn_benchmarks.engine_tf2 import strategies
 from tf_cnn_benchmarks.engine_tf2 import train_step
 from tf_cnn_benchmarks.run import driver
@@ -38,7 +39,6 @@ class Tf2Engine:
       strategies.prepare_devices(rc)
 
   def train(self, state, source, eval_source):
-    del eval_source  # evaluation during training: graph engine only
     rc, runtime = state.rc, state.runtime
     # The runtime watches everything from the build on (a single
     # process's stall check; a cluster task's checks run from its begin,
@@ -50,12 +50,16 @@ class Tf2Engine:
                   if self._cluster_strategy is not None
                   else strategies.choose(rc))
         trainer = train_step.Trainer(rc, chosen, source)
+        evaluator = (evaluation.Evaluator(rc, chosen.strategy, eval_source,
+                                          trainer)
+                     if eval_source is not None else None)
       runtime.attach_run(rc, state.result)
       state.reporter.header(rc, '%s (tf2 engine: tf.function, %s)' % (
           rc.params.variable_update, chosen.name), source.description,
                             sync=report.sync_description(rc))
       loop = step_loop.StepLoop(
-          state, train_step.FunctionStepRunner(trainer, runtime))
+          state, train_step.FunctionStepRunner(trainer, runtime),
+          evaluation.Tf2Extras(state, trainer, evaluator))
       driver.time_steps(state, loop,
                         timing_starts=lambda: runtime.timing_starts(trainer))
       state.result.utilisation = driver.utilisation(

@@ -20,7 +20,9 @@ from tf_cnn_benchmarks.liveness import watchdog
 from tf_cnn_benchmarks.measure import cpu_share
 from tf_cnn_benchmarks.measure import memory
 from tf_cnn_benchmarks.measure import mfu
+from tf_cnn_benchmarks.run import evaluation
 from tf_cnn_benchmarks.run import local_runtime
+from tf_cnn_benchmarks.run import mlperf_log
 from tf_cnn_benchmarks.run import record
 from tf_cnn_benchmarks.run import report
 from tf_cnn_benchmarks.run import run_state
@@ -58,6 +60,10 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
   source = None
   record_lock = threading.Lock()
   watch = None
+  # --ml_perf_compliance_logging: init_start now, before anything is built
+  # (MLPerf's init phase); else milestones nobody logs.
+  milestones = mlperf_log.open_log(params, run_id, reporter.say)
+  result.mlperf_log_path = milestones.path
 
   def write_record(status=None, exit_code=None, failure=None):
     """Records the run once; False if it was recorded already.
@@ -72,6 +78,7 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
       if status is not None:
         result.status, result.exit_code = status, exit_code
         result.failure = failure
+      milestones.run_stops(result.status)
       result.phases = watch.phases.seconds() if watch else {}
       result.memory = memory.measure()
       result.record = record.build_record(
@@ -124,8 +131,9 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
           for note in rc.all_notes():
             reporter.say('Note: ' + note)
           engine.train(run_state.RunState(rc, runtime, reporter, watch,
-                                          times, result),
+                                          times, result, milestones),
                        source, eval_source)
+          converged(params, result, reporter)
     except stop_request.Interrupted as e:
       fail('interrupted', exit_codes.INTERRUPTED,
            failures.failure('Interrupted', str(e)))
@@ -142,6 +150,21 @@ def run(params, engine, reporter=None, rc=None, runtime=None) -> RunResult:
       if result.record_path:
         reporter.say('Run record: %s' % result.record_path)
   return result
+
+
+def converged(params, result, reporter):
+  """A training run with --stop_at_top_1_accuracy that ended well: the
+  time to target, or the status of its own when it fell short
+  (run/evaluation.py)."""
+  target = params.stop_at_top_1_accuracy
+  if target is None or result.status != 'ok':
+    return
+  if result.target is not None:
+    reporter.say(result.target.line())
+    return
+  result.status = 'target_not_reached'
+  result.exit_code = exit_codes.TARGET_NOT_REACHED
+  reporter.say(evaluation.not_reached_line(target, result.evaluations))
 
 
 def open_input_source(params, rc):

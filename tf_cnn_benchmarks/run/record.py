@@ -40,6 +40,20 @@ def _rate(value, measured):
   return value if measured and value is not None and value > 0 else None
 
 
+def _time_to_target(p, result):
+  """The time-to-accuracy fields (run/evaluation.py); null without
+  --stop_at_top_1_accuracy or when the target was not reached."""
+  target = result.target
+  return {
+      'target_top_1_accuracy': p.stop_at_top_1_accuracy,
+      'time_to_target_sec': target.time_sec if target else None,
+      'training_time_to_target_sec': (target.training_time_sec if target
+                                      else None),
+      'steps_to_target': target.steps if target else None,
+      'epochs_to_target': target.epochs if target else None,
+  }
+
+
 def utc_now():
   """A record's time stamp (started_at, finished_at)."""
   return datetime.datetime.now(datetime.timezone.utc).isoformat()
@@ -151,7 +165,10 @@ def _record(run_id, started_at, finished_at, p, result, config,
   # A run that did not finish well measured no throughput: its rates are
   # missing (null), never 0.0, so no mean or median that includes it is
   # dragged down; the samples it took stay in `timing`.
-  measured = result.status == 'ok' and bool(times) and times.num_steps > 0
+  # A run short of its --stop_at_top_1_accuracy target trained and timed
+  # its steps like any other: its throughput stands.
+  measured = (result.status in ('ok', 'target_not_reached') and bool(times)
+              and times.num_steps > 0)
   summary = {
       'images_per_sec': _rate(result.images_per_sec, measured),
       'worker_images_per_sec': _rate(
@@ -176,6 +193,7 @@ def _record(run_id, started_at, finished_at, p, result, config,
       'cpu_seconds_per_image': (result.cpu_seconds_per_image if measured
                                 else None),
   }
+  summary.update(_time_to_target(p, result))
   summary.update(_utilisation_summary(result.utilisation))
   summary.update(result.memory.record_fields() if result.memory else
                  {'peak_rss_mb': None, 'peak_device_memory_mb': None})
@@ -201,6 +219,9 @@ def _record(run_id, started_at, finished_at, p, result, config,
       # Workers the chief found slower than the others: [{task, slowdown,
       # steps: [first, last]}] (cluster/watch/stragglers.py).
       'stragglers': list(result.stragglers),
+      # --ml_perf_compliance_logging's log file (run/mlperf_log.py), else
+      # null.
+      'mlperf_log': result.mlperf_log_path,
       'label': p.label,
       'benchmark_test_id': p.benchmark_test_id,
       # Test-only: the fraction of each step's time idled after it, so a

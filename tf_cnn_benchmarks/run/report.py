@@ -12,6 +12,7 @@ import tensorflow as tf
 from tf_cnn_benchmarks.liveness import console
 from tf_cnn_benchmarks.process import malloc_tuning
 from tf_cnn_benchmarks.measure import environment
+from tf_cnn_benchmarks.run import evaluation
 from tf_cnn_benchmarks.variable_update.sync_kind import SyncKind
 
 DASHES = '-' * 64
@@ -55,6 +56,10 @@ class Reporter:
       self.field('Loss scale', rc.loss_scaling.describe())
     if rc.training:
       self.field('Optimizer', p.optimizer)
+    target = evaluation.target_line(p, rc.examples_per_epoch / float(
+        rc.global_batch_size))
+    if target:
+      self.field('Target', target)
     self.field('Variables', variables_desc)
     if all_reduce:
       self.field('AllReduce', all_reduce)

@@ -10,7 +10,8 @@ from tf_cnn_benchmarks.run import timing
 
 @dataclasses.dataclass
 class RunResult:
-  status: str  # ok | failed | interrupted | stalled | unreachable
+  # ok | target_not_reached | failed | interrupted | stalled | unreachable
+  status: str
   exit_code: int
   times: Optional[timing.StepTimes] = None
   images_per_sec: float = 0.0
@@ -31,6 +32,11 @@ class RunResult:
   evaluations: List[dict] = dataclasses.field(default_factory=list)
   # The timed step after which --stop_at_top_1_accuracy ended training.
   stopped_at_step: Optional[int] = None
+  # Where an evaluation reached --stop_at_top_1_accuracy
+  # (evaluation.Target: time, epochs and steps to target), else None.
+  target: Optional[object] = None
+  # --ml_perf_compliance_logging: the MLPerf log's file (run/mlperf_log.py).
+  mlperf_log_path: Optional[str] = None
   # Model FLOP utilisation of the timed loop (mfu.Utilisation).
   utilisation: Optional[object] = None
   # The timed loop's share of the machine other processes used

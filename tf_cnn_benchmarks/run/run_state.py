@@ -11,6 +11,7 @@ import typing
 
 from tf_cnn_benchmarks import contracts
 from tf_cnn_benchmarks.liveness import watchdog
+from tf_cnn_benchmarks.run import mlperf_log
 from tf_cnn_benchmarks.run import report
 from tf_cnn_benchmarks.run import timing
 from tf_cnn_benchmarks.run.run_result import RunResult
@@ -29,6 +30,11 @@ class RunState:
   times: timing.StepTimes
   # What the run returns and records; filled as the run goes.
   result: RunResult
+  # Told of the run's milestones (its start, each step, each evaluation):
+  # the MLPerf log of --ml_perf_compliance_logging (run/mlperf_log.py), or
+  # nothing.
+  milestones: object = dataclasses.field(
+      default_factory=lambda: mlperf_log.NO_LOG)
 
   @property
   def params(self):

@@ -13,6 +13,7 @@ its own, announced when a slow model takes seconds over it. It runs either
 engine's steps (a contracts.StepRunner) and loads no TensorFlow.
 """
 
+import dataclasses
 import math
 import time
 
@@ -67,14 +68,23 @@ class StepLoop:
     self.correct_1 = self.correct_5 = self.examples = 0
     # Test-only idle time after each timed step (test_hooks/), or None.
     self.pause = test_hooks.slowdown_pause()
+    # The run's start (MLPerf's run_start: the first training step, warm-up
+    # included; run/evaluation.py) and the warm-up's wall time, for the
+    # time to accuracy.
+    self.run_started = None
+    self.warmup_seconds = 0.0
 
   def warm_up(self):
     state = self.state
     state.reporter.say('Running warm up')
     count = state.rc.num_warmup_batches
+    self.run_started = time.perf_counter()
+    state.milestones.run_starts(state.rc)
     for i in range(count):
       with state.watch.phase(None, 'warm-up step %d of %d' % (i + 1, count)):
         state.times.add_warmup(self.runner.step().seconds)
+      state.milestones.trained(i + 1)
+    self.warmup_seconds = time.perf_counter() - self.run_started
     state.reporter.say('Done warm up')
 
   def run(self):
@@ -89,6 +99,7 @@ class StepLoop:
       for step in range(1, rc.num_batches + 1):
         state.watch.check_stop()
         done = self.runner.step(extras.fetches(step))
+        state.milestones.trained(rc.num_warmup_batches + step)
         values = done.values
         times.add(done.seconds, float(values['loss']))
         # Inside the clock: total images/sec shows it, step times do not.
@@ -97,11 +108,16 @@ class StepLoop:
         self._after_step(step, values)
         if extras.evaluation_due(step):
           paused = time.perf_counter()
-          evaluated = extras.evaluate(step)
+          state.milestones.evaluation_starts(step)
+          evaluated = self._on_the_curve(
+              extras.evaluate(step), training_sec=(
+                  self.warmup_seconds + paused - clock_start))
           self.record_evaluation(evaluated)
           clock_start += time.perf_counter() - paused
           if self._reached_target(evaluated):
             state.result.stopped_at_step = step
+            state.result.target = evaluation.Target.reached(
+                self.params.stop_at_top_1_accuracy, evaluated)
             state.reporter.say(
                 'Stopping: top-1 accuracy %.4f reached '
                 '--stop_at_top_1_accuracy=%g after step %d.' % (
@@ -110,6 +126,18 @@ class StepLoop:
             break
     finally:
       times.timed_wall_time = time.perf_counter() - clock_start
+
+  def _on_the_curve(self, evaluated, training_sec):
+    """The evaluation with its place on the run's curve: epochs trained,
+    seconds since the run's start, training seconds alone."""
+    rc = self.state.rc
+    started = self.run_started if self.run_started is not None else (
+        time.perf_counter())
+    return dataclasses.replace(
+        evaluated,
+        epoch=evaluated.global_step * rc.global_batch_size / float(
+            rc.examples_per_epoch),
+        elapsed_sec=time.perf_counter() - started, training_sec=training_sec)
 
   def _reached_target(self, evaluated):
     target = self.params.stop_at_top_1_accuracy
@@ -157,6 +185,7 @@ class StepLoop:
     as each happens, so an evaluator stopped by a signal keeps them all."""
     self.state.reporter.say(evaluation.accuracy_line(evaluated))
     self.state.result.evaluations.append(evaluated.as_dict())
+    self.state.milestones.evaluated(evaluated)
     self.extras.evaluation_recorded(evaluated, images_per_sec)
 
   def evaluation_of_timed_steps(self):

@@ -11,18 +11,15 @@ tf1 = tf.compat.v1
 
 def learning_rate(rc, global_step):
   """The learning-rate tensor of run config ``rc`` for ``global_step``."""
-  params, model, global_batch_size = rc.params, rc.model, rc.global_batch_size
+  params, global_batch_size = rc.params, rc.global_batch_size
+  initial = rc.initial_learning_rate
   steps_per_epoch = max(1.0, rc.examples_per_epoch / float(global_batch_size))
   step = tf.cast(global_step, tf.float32)
   if rc.piecewise_schedule is not None:
     rates, bounds = rc.piecewise_schedule
     boundaries = [int(b * steps_per_epoch) for b in bounds]
     lr = tf1.train.piecewise_constant(global_step, boundaries, rates)
-    initial = rates[0]
   else:
-    initial = (params.init_learning_rate if params.init_learning_rate
-               is not None else default_learning_rate(params, model,
-                                                      global_batch_size))
     lr = tf.constant(initial, tf.float32)
     if params.num_epochs_per_decay > 0:
       decay_steps = params.num_epochs_per_decay * steps_per_epoch
@@ -35,21 +32,6 @@ def learning_rate(rc, global_step):
     warm = initial * step / warmup_steps
     lr = tf.where(step < warmup_steps, warm, lr)
   return tf.cast(lr, tf.float32)
-
-
-# Batch size the ResNet base learning rate is given for (He et al. 2016).
-RESNET_BASE_LR_BATCH_SIZE = 256
-
-
-def default_learning_rate(params, model, global_batch_size):
-  """The model's rate, or --resnet_base_lr scaled linearly to the global
-  batch for the ImageNet ResNets (the models the original's flag applied
-  to)."""
-  if (params.resnet_base_lr and model.dataset == 'imagenet' and
-      model.name.startswith('resnet')):
-    return (params.resnet_base_lr * global_batch_size /
-            RESNET_BASE_LR_BATCH_SIZE)
-  return model.default_learning_rate
 
 
 def make_optimizer(params, lr):
