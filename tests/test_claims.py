@@ -26,10 +26,12 @@ def test_exit_codes_are_the_documented_ones():
   documented = {int(code): status for code, status in re.findall(
       r'^\| (\d+) \| (?:`(\w+)`|—)', table, re.M)}
   assert documented == {0: 'ok', 1: 'failed', 2: '', 3: 'stalled',
-                        4: 'unreachable', 130: 'interrupted'}, documented
+                        4: 'unreachable', 5: 'target_not_reached',
+                        130: 'interrupted'}, documented
   assert (exit_codes.OK, exit_codes.RUN_FAILED, exit_codes.USAGE,
           exit_codes.STALLED, exit_codes.UNREACHABLE,
-          exit_codes.INTERRUPTED) == (0, 1, 2, 3, 4, 130)
+          exit_codes.TARGET_NOT_REACHED,
+          exit_codes.INTERRUPTED) == (0, 1, 2, 3, 4, 5, 130)
   for status in (endings.FAILED, endings.STALLED, endings.UNREACHABLE,
                  endings.INTERRUPTED):
     code = endings.Ending(status, {}).exit_code

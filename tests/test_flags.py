@@ -234,8 +234,8 @@ ORIGINAL_FLAGS_TSV = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                   'data', 'original_flags.tsv')
 # Accepted for old command lines and documented as changing nothing: what
 # they selected has one form here (their help says which).
-NO_EFFECT = {'collect_eval_results_async', 'network_topology',
-             'use_tf_layers', 'allreduce_merge_scope'}
+NO_EFFECT = {'collect_eval_results_async', 'use_tf_layers',
+             'allreduce_merge_scope'}
 # Where a flag's value is read: every package but the flag table itself.
 _READERS = ('tf_cnn_benchmarks', 'models', 'preprocessing')
 
