@@ -7,7 +7,9 @@
       --baseline 2.20.0 --candidate 2.21.0 [--by tf_version]
   # options: --alpha 0.05 --min_effect 2 --format markdown|html|json
   #          --output FILE
-  #          --metric images_per_sec|peak_rss_mb (memory: a rise regresses)
+  #          --metric images_per_sec|peak_rss_mb|epochs_to_target|
+  #                   time_to_target_sec (all but the first: a rise
+  #                   regresses) [--drop_extremes]
   #          --allow_injected_slowdown (runs slowed on purpose, test-only)
 
 Exit code (for CI gating): 0 no regression, 1 at least one regression after
@@ -75,8 +77,14 @@ def build_parser(prog):
   parser.add_argument('--metric', default=comparison_lib.THROUGHPUT,
                       choices=sorted(comparison_lib.METRICS),
                       help='what to compare per run: images_per_sec (the '
-                      'default; a drop regresses) or peak_rss_mb (the '
-                      'peak host memory; a rise regresses)')
+                      'default; a drop regresses), peak_rss_mb (the '
+                      'peak host memory), or for --stop_at_top_1_accuracy '
+                      'runs epochs_to_target / time_to_target_sec (for '
+                      'these three a rise regresses)')
+  parser.add_argument('--drop_extremes', action='store_true',
+                      help='leave out each side\'s best and worst run before '
+                      'the test, as MLPerf scores time to train (sides of '
+                      '3 runs or more)')
   parser.add_argument('--allow_injected_slowdown', action='store_true',
                       help='compare runs slowed on purpose by the test-only '
                       'injected slowdown too (refused otherwise)')
@@ -112,7 +120,8 @@ def comparison_from_args(args):
     group_by = comparison_lib.guess_group_by(frame, baseline, candidate)
   return comparison_lib.compare_groups(
       frame, group_by, baseline, candidate, args.alpha, args.min_effect,
-      allow_injected=args.allow_injected_slowdown, metric=args.metric)
+      allow_injected=args.allow_injected_slowdown, metric=args.metric,
+      drop_extremes=args.drop_extremes)
 
 
 def render(comparison, output_format):

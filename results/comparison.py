@@ -78,7 +78,11 @@ DISAGREEMENT_PCT = 1.0
 # an increase is the regression.
 THROUGHPUT = 'images_per_sec'
 METRICS = {THROUGHPUT: ('img/s', True),
-           'peak_rss_mb': ('peak RSS MiB', False)}
+           'peak_rss_mb': ('peak RSS MiB', False),
+           # Convergence (--stop_at_top_1_accuracy runs): fewer is better; a
+           # run that never reached its target has none and is left out.
+           'epochs_to_target': ('epochs to target', False),
+           'time_to_target_sec': ('s to target', False)}
 # The test of a row with one run on a side: none.
 NO_TEST = 'none'
 # What pairs two sides' runs (SCHEMA.md `sequence`).
@@ -171,7 +175,10 @@ def usable_runs(frame):
   rows = []
   for row in frame.to_dict('records'):
     ips = _plain(row.get('summary.images_per_sec'))
-    if row.get('status') != 'ok' or ips is None or ips <= 0:
+    # A run short of its --stop_at_top_1_accuracy target trained and
+    # measured: its rates stand (its time to target is None).
+    if (row.get('status') not in ('ok', 'target_not_reached') or ips is None
+        or ips <= 0):
       continue
     if row.get('config.job_name') == 'ps':
       continue
@@ -456,8 +463,13 @@ def _add_power(row, level, alpha):
 def compare_groups(frame, group_by, baseline, candidate,
                    alpha=stats.DEFAULT_ALPHA,
                    min_effect_pct=stats.DEFAULT_MIN_EFFECT_PCT,
-                   allow_injected=False, judged=True, metric=THROUGHPUT):
+                   allow_injected=False, judged=True, metric=THROUGHPUT,
+                   drop_extremes=False):
   """Compares runs whose group_by value is baseline against candidate.
+
+  drop_extremes: MLPerf's rule for time to train, each side's best and worst
+  run left out before the test (sides of 3 runs or more; the rest are
+  judged unpaired, their rounds no longer whole).
 
   judged=False leaves the verdicts to the caller's judge_family, for a
   family that spans several calls (bisect's configurations). Raises
@@ -490,6 +502,8 @@ def compare_groups(frame, group_by, baseline, candidate,
     injected_runs.refuse(chosen, group_by, baseline, candidate)
   rows = []
   for key, sides in sorted(by_key.items(), key=lambda kv: sortable_key(kv[0])):
+    if drop_extremes:
+      sides = tuple(_without_extremes(side) for side in sides)
     row = _compare_one(key, sides[0], sides[1], alpha, min_effect_pct)
     row.note = _join_notes(injected_runs.note('baseline', sides[0]),
                            injected_runs.note('candidate', sides[1]), row.note)
@@ -501,6 +515,14 @@ def compare_groups(frame, group_by, baseline, candidate,
       group_by=group_by, baseline=baseline, candidate=candidate, alpha=alpha,
       min_effect_pct=min_effect_pct, rows=rows, power_level=level,
       metric=metric)
+
+
+def _without_extremes(runs):
+  """``runs`` less its best and worst value (kept when fewer than 3)."""
+  if len(runs) < 3:
+    return runs
+  ordered = sorted(runs, key=lambda run: run['summary.images_per_sec'])
+  return ordered[1:-1]
 
 
 def _as_metric(frame, metric):

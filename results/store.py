@@ -52,7 +52,8 @@ SUMMARY_FIELDS = (
     'images_per_sec', 'worker_images_per_sec', 'images_per_sec_mean_of_steps',
     'images_per_sec_stddev_err', 'jitter', 'median_step_time_sec', 'num_steps',
     'final_loss', 'top_1_accuracy', 'top_5_accuracy', 'num_eval_examples',
-    'peak_rss_mb')
+    'peak_rss_mb', 'time_to_target_sec', 'epochs_to_target',
+    'steps_to_target')
 # Where the runner ran the run (SCHEMA.md `sequence`): which runs pair up.
 SEQUENCE_FIELDS = ('plan', 'round', 'position', 'config')
 TOP_LEVEL_FIELDS = ('schema_version', 'run_id', 'cluster_run_id', 'started_at',

@@ -1,7 +1,8 @@
 """Stand-in for tf_cnn_benchmarks.py in runner tests: fast, scriptable.
 
 --model picks the behaviour: `fail` exits 3, `failed_record` writes a failed
-record and exits 1, `norecord` exits 0 without a record, `sleep` sleeps
+record and exits 1, `short_of_target` a target_not_reached record and exits
+5, `norecord` exits 0 without a record, `sleep` sleeps
 (timeouts); any other model writes an ok record whose images/sec is
 --batch_size / 0.01 and prints the original's `total images/sec:` line.
 It also echoes its interpreter so tests can see which Python ran it.
@@ -52,7 +53,8 @@ def main():
   if args.model == 'sleep':
     time.sleep(60)
     return 0
-  status = 'failed' if args.model == 'failed_record' else 'ok'
+  status = {'failed_record': 'failed',
+            'short_of_target': 'target_not_reached'}.get(args.model, 'ok')
   slowdown = injected_slowdown.from_environment() or 0.0
   step_time = (0.01 * (1 + random.uniform(-args.jitter, args.jitter))
                * (1 + slowdown))
@@ -69,6 +71,8 @@ def main():
     record['summary']['other_cpu_share'] = 0.5
   record['injected_slowdown'] = slowdown or None
   write_record(args.result_dir, record)
+  if status == 'target_not_reached':
+    return 5
   if status != 'ok':
     return 1
   print('total images/sec: %.2f' % (args.batch_size / step_time))
