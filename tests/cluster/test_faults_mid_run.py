@@ -448,9 +448,9 @@ def test_out_of_memory_on_one_worker_is_the_root_cause(tmp_path):
     failed = failure_lines(output, label)[0]
     assert 'OOM when allocating tensor with shape[4096,4096,64]' in failed
     assert not any(s in failed for s in SECONDARY), failed
-    assert any(l.startswith('Hint: Out of memory with 2 images per device '
-                            'of 32x32') and '--batch_size=1' in l
-               for l in lines), output
+    assert any(l.startswith('Hint: Out of memory') and
+               'with 2 images per device of 32x32' in l and
+               '--batch_size=1' in l for l in lines), output
     assert recs[label]['status'] == 'failed'
     assert recs[label]['failure']['type'] == 'ResourceExhaustedError'
     assert recs[label]['failure']['task'] == 'worker1'
