@@ -40,12 +40,24 @@ EXTENSION_FORMATS = {'.html': 'html', '.htm': 'html', '.json': 'json'}
 
 
 def add_test_options(parser):
-  """--alpha and --min_effect: the test's settings (also bisect's)."""
+  """--alpha, --min_effect, what is compared and how: the test's settings
+  (also bisect's)."""
   parser.add_argument('--alpha', type=float, default=stats.DEFAULT_ALPHA,
                       help='significance level of the two-sided test')
   parser.add_argument('--min_effect', type=float,
                       default=stats.DEFAULT_MIN_EFFECT_PCT,
                       help='smallest change in %% that counts as a regression')
+  parser.add_argument('--metric', default=comparison_lib.THROUGHPUT,
+                      choices=sorted(comparison_lib.METRICS),
+                      help='what to compare per run: images_per_sec (the '
+                      'default; a drop regresses), peak_rss_mb (the '
+                      'peak host memory), or for --stop_at_top_1_accuracy '
+                      'runs epochs_to_target / time_to_target_sec (for '
+                      'these three a rise regresses)')
+  parser.add_argument('--drop_extremes', action='store_true',
+                      help='leave out each side\'s best and worst run before '
+                      'the test, as MLPerf scores time to train (sides of '
+                      '3 runs or more)')
 
 
 def check_test_options(args):
@@ -74,17 +86,6 @@ def build_parser(prog):
   parser.add_argument('--baseline', help='baseline group value')
   parser.add_argument('--candidate', help='candidate group value')
   add_test_options(parser)
-  parser.add_argument('--metric', default=comparison_lib.THROUGHPUT,
-                      choices=sorted(comparison_lib.METRICS),
-                      help='what to compare per run: images_per_sec (the '
-                      'default; a drop regresses), peak_rss_mb (the '
-                      'peak host memory), or for --stop_at_top_1_accuracy '
-                      'runs epochs_to_target / time_to_target_sec (for '
-                      'these three a rise regresses)')
-  parser.add_argument('--drop_extremes', action='store_true',
-                      help='leave out each side\'s best and worst run before '
-                      'the test, as MLPerf scores time to train (sides of '
-                      '3 runs or more)')
   parser.add_argument('--allow_injected_slowdown', action='store_true',
                       help='compare runs slowed on purpose by the test-only '
                       'injected slowdown too (refused otherwise)')

@@ -236,6 +236,9 @@ class ConfigComparison:
   runs_needed: int = 0
   # The runs were taken in pairs (pair_runs), whether or not tested.
   paired: bool = False
+  # The metric is better lower (memory, epochs to target): a rise is the
+  # regression (METRICS).
+  lower_is_better: bool = False
 
   @property
   def median_change_pct(self):
@@ -434,6 +437,7 @@ def judge_family(rows, alpha, min_effect_pct):
   for row, result in zip(tested, stats.judge_family(
       [row.result for row in tested], alpha, min_effect_pct)):
     row.result, row.verdict = result, result.verdict
+    _for_metric(row)
   level = alpha / max(1, sum(row.test != MISSING for row in rows))
   for row in rows:
     if row.test != MISSING:
@@ -505,12 +509,11 @@ def compare_groups(frame, group_by, baseline, candidate,
     if drop_extremes:
       sides = tuple(_without_extremes(side) for side in sides)
     row = _compare_one(key, sides[0], sides[1], alpha, min_effect_pct)
+    row.lower_is_better = not METRICS[metric][1]
     row.note = _join_notes(injected_runs.note('baseline', sides[0]),
                            injected_runs.note('candidate', sides[1]), row.note)
     rows.append(row)
   level = judge_family(rows, alpha, min_effect_pct) if judged else alpha
-  for row in rows:
-    _for_metric(row, metric)
   return Comparison(
       group_by=group_by, baseline=baseline, candidate=candidate, alpha=alpha,
       min_effect_pct=min_effect_pct, rows=rows, power_level=level,
@@ -541,10 +544,9 @@ _SWAPPED = {stats.REGRESSION: stats.IMPROVEMENT,
             stats.IMPROVEMENT: stats.REGRESSION}
 
 
-def _for_metric(row, metric):
-  """A row judged (after Holm) on a lower-is-better metric: an increase
-  regresses."""
-  if not METRICS[metric][1]:
+def _for_metric(row):
+  """A row judged on a lower-is-better metric: an increase regresses."""
+  if row.lower_is_better:
     row.verdict = _SWAPPED.get(row.verdict, row.verdict)
   return row
 

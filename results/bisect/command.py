@@ -214,7 +214,8 @@ class Bisection:
     rows = comparison_lib.compare_groups(
         frame, 'label', labels[0], labels[1], self.args.alpha,
         self.args.min_effect, allow_injected=self.args.allow_injected_slowdown,
-        judged=False).rows
+        judged=False, metric=self.args.metric,
+        drop_extremes=self.args.drop_extremes).rows
     both = [row for row in rows if row.verdict != comparison_lib.MISSING]
     return (both or rows or [None])[0]
 

@@ -38,6 +38,7 @@ def main():
   parser.add_argument('--label', default='')
   parser.add_argument('--tf_version', default='2.21.0')
   parser.add_argument('--jitter', type=float, default=0.0)
+  parser.add_argument('--stop_at_top_1_accuracy', type=float, default=None)
   args, _ = parser.parse_known_args()
   print('interpreter: %s' % sys.executable)
   fail_once = os.environ.get('TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE')
@@ -63,6 +64,15 @@ def main():
                        batch_size_per_device=args.batch_size,
                        step_times=[step_time] * args.num_batches,
                        num_batches=args.num_batches)
+  if args.stop_at_top_1_accuracy is not None:
+    # A convergence run: ~6 epochs to the target, as many more as the
+    # injected slowdown makes its steps longer (a stand-in for a release
+    # that needs more epochs).
+    epochs = 6.0 * (1 + slowdown) * (
+        1 + random.uniform(-args.jitter, args.jitter))
+    record['summary'].update(target_top_1_accuracy=args.stop_at_top_1_accuracy,
+                             epochs_to_target=epochs,
+                             time_to_target_sec=epochs * 10.0)
   record['environment']['executable'] = sys.executable
   record['environment']['cpu_affinity'] = sorted(os.sched_getaffinity(0))
   busy_once = os.environ.get('TF_CNN_BENCHMARKS_TEST_FAKE_BUSY_ONCE')

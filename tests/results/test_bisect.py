@@ -408,3 +408,17 @@ def test_runs_slowed_on_purpose_are_refused_unless_allowed(fake_releases,
   assert ('the test-only variable %s is set, so every run would be slowed '
           'on purpose' % SLOWDOWN) in err, err
   assert not os.path.exists(fake_releases / 'runs')
+
+
+def test_bisects_convergence_by_epochs_to_target(fake_releases, monkeypatch):
+  """--metric epochs_to_target: the release that needs more epochs to its
+  target is the bad one (the fake's epochs grow with the slowdown)."""
+  monkeypatch.setenv(venvs.TEST_ENV_VAR, _slowed(['9.9.3', '9.9.4']))
+  code, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.4',
+                                      '--repeat', '6', '--metric',
+                                      'epochs_to_target'],
+                      flags=('--model=trivial', '--jitter=0.02',
+                             '--stop_at_top_1_accuracy=0.8'))
+  assert code == command.EXIT_FOUND, out
+  assert re.search(r'first slower in 9\.9\.3 \(the release after 9\.9\.2\): '
+                   r'\+', out), out
