@@ -485,7 +485,7 @@ def compare_groups(frame, group_by, baseline, candidate,
                      % (group_by, ', '.join(sorted(GROUP_COLUMNS))))
   baseline = normalise_group_value(group_by, baseline)
   candidate = normalise_group_value(group_by, candidate)
-  runs = usable_runs(_as_metric(frame, metric))
+  runs = usable_runs(as_metric(frame, metric))
   present = available_values(runs, group_by)
   for role, value in (('baseline', baseline), ('candidate', candidate)):
     if value not in present:
@@ -528,7 +528,7 @@ def _without_extremes(runs):
   return ordered[1:-1]
 
 
-def _as_metric(frame, metric):
+def as_metric(frame, metric):
   """The frame with ``metric`` where the comparison reads a run's number
   (summary.images_per_sec), so one code path compares either."""
   if metric == THROUGHPUT:

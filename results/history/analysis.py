@@ -33,6 +33,19 @@ class History:
   min_step_pct: float
   histories: list       # SeriesHistory per series
   left_out: int         # runs that could not be placed in the order
+  # What a run's number is (comparison.METRICS): images/sec by default.
+  metric: str = comparison_lib.THROUGHPUT
+
+  @property
+  def unit(self):
+    return comparison_lib.METRICS[self.metric][0]
+
+  @property
+  def regression_kind(self):
+    """The kind of step that is a regression: down for throughput, up for
+    a metric that is better lower (memory, epochs to target)."""
+    return (change_points.STEP_DOWN if comparison_lib.METRICS[self.metric][1]
+            else change_points.STEP_UP)
 
   def shown_fields(self):
     """Configuration fields that differ between series (model always)."""
@@ -45,12 +58,14 @@ class History:
 
 
 def analyse(frame, order, alpha=stats.DEFAULT_ALPHA,
-            min_step_pct=change_points.MIN_STEP_PCT):
-  """Every configuration's history in the frame (store.load_runs).
+            min_step_pct=change_points.MIN_STEP_PCT,
+            metric=comparison_lib.THROUGHPUT):
+  """Every configuration's history in the frame (store.load_runs), of
+  ``metric`` (comparison.METRICS).
 
   Raises UsageError when no run can be placed in the order.
   """
-  runs = comparison_lib.usable_runs(frame)
+  runs = comparison_lib.usable_runs(comparison_lib.as_metric(frame, metric))
   if not runs:
     raise UsageError(
         'none of the %d run record(s) is a successful run with a throughput, '
@@ -70,7 +85,7 @@ def analyse(frame, order, alpha=stats.DEFAULT_ALPHA,
       for one in series]
   judge_steps(histories, alpha, min_step_pct)
   return History(order=order, alpha=alpha, min_step_pct=min_step_pct,
-                 histories=histories, left_out=left_out)
+                 histories=histories, left_out=left_out, metric=metric)
 
 
 def judge_steps(histories, alpha, min_step_pct):

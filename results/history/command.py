@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+from results import comparison as comparison_lib
 from results import stats
 from results import store
 from results.errors import UsageError, report_usage_error
@@ -43,6 +44,11 @@ def build_parser(prog):
                       '%(default)g)')
   parser.add_argument('--alpha', type=float, default=stats.DEFAULT_ALPHA,
                       help='significance level of the test of each step')
+  parser.add_argument('--metric', default=comparison_lib.THROUGHPUT,
+                      choices=sorted(comparison_lib.METRICS),
+                      help='what to follow per run (default images_per_sec, '
+                      'where a step down is the regression; for the others, '
+                      'e.g. epochs_to_target, a step up is)')
   return parser
 
 
@@ -56,7 +62,8 @@ def history_from_args(args):
     raise UsageError('--min_step is a percentage >= 0, got %g.'
                      % args.min_step)
   frame = store.require_runs(store.load_runs(args.result_dir), args.result_dir)
-  return analysis.analyse(frame, args.order, args.alpha, args.min_step)
+  return analysis.analyse(frame, args.order, args.alpha, args.min_step,
+                          args.metric)
 
 
 def _interval(result):
@@ -65,14 +72,14 @@ def _interval(result):
   return '[%+.1f%%, %+.1f%%]' % (result.change_pct_low, result.change_pct_high)
 
 
-def step_line(step, runs, order):
+def step_line(step, runs, order, unit='img/s'):
   """'down -10.1% [-11.0%, -9.2%]  TF 2.12.1 -> 2.13.1, commit a..b  ...'"""
   result = step.result
-  return '  %-11s %+6.1f%% %-18s %s  (median %.1f -> %.1f img/s, %d runs ' \
+  return '  %-11s %+6.1f%% %-18s %s  (median %.1f -> %.1f %s, %d runs ' \
          'before, %d after, p %.2g, Holm %.2g)' % (
              step.kind, result.change_pct, _interval(result),
              ordering.step_place(runs[step.index - 1], runs[step.index], order),
-             result.baseline_median, result.candidate_median,
+             result.baseline_median, result.candidate_median, unit,
              result.n_baseline, result.n_candidate, result.p_value,
              result.p_adjusted)
 
@@ -83,6 +90,9 @@ def render(history):
       len(history.histories), history.order),
            'Method: ' + change_points.method_text(history.alpha,
                                                    history.min_step_pct)]
+  if history.metric != comparison_lib.THROUGHPUT:
+    lines.append('Metric: %s per run; a step %s is the regression.' % (
+        history.unit, history.regression_kind))
   if history.left_out:
     lines.append('%d run(s) record no harness commit and are left out.'
                  % history.left_out)
@@ -97,7 +107,8 @@ def render(history):
         ordering.series_span(series, history.order),
         '%d step(s)' % len(one.steps) if one.steps else 'no step'))
     for step in one.steps:
-      lines.append(step_line(step, series.runs, history.order))
+      lines.append(step_line(step, series.runs, history.order,
+                             history.unit))
   down = len(history.steps_of_kind(change_points.STEP_DOWN))
   up = len(history.steps_of_kind(change_points.STEP_UP))
   unconfirmed = len(history.steps_of_kind(change_points.UNCONFIRMED))
@@ -120,7 +131,8 @@ def main(argv=None):
   except UsageError as error:
     return report_usage_error(error)
   sys.stdout.write(render(history))
-  return (EXIT_STEP_DOWN if history.steps_of_kind(change_points.STEP_DOWN)
+  # The regression: a step down in throughput, up in epochs to target.
+  return (EXIT_STEP_DOWN if history.steps_of_kind(history.regression_kind)
           else EXIT_NO_STEP_DOWN)
 
 

@@ -186,3 +186,32 @@ def test_steps_of_many_configurations_are_judged_as_one_family(tmp_path,
   code, out, _ = run_history(capsys, tmp_path / 'one', '--order', 'commit')
   assert code == command.EXIT_STEP_DOWN, out
   assert 'p 0.029, Holm 0.029' in out
+
+
+def test_a_step_up_in_epochs_to_target_is_the_regression(tmp_path, capsys):
+  """--metric epochs_to_target: convergence followed over commits, the
+  speed unchanged; commit 6 needs half as many epochs again."""
+  from tests.results.history_factory import START  # pylint: disable=g-import-not-at-top
+  import datetime  # pylint: disable=g-import-not-at-top
+  from tests.results.record_factory import make_record, write_record  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(13)
+  for point, epochs in enumerate([6.0] * 6 + [9.0] * 6):
+    for repeat in range(3):
+      record = make_record(step_times=0.01 * np.ones(10), started_at=(
+          START + datetime.timedelta(hours=3 * point + repeat)).strftime(
+              '%Y-%m-%dT%H:%M:%SZ'))
+      record['summary']['epochs_to_target'] = epochs * (
+          1 + rng.normal(0, 0.01))
+      record['environment']['harness_commit'] = sha(point)
+      record['environment']['harness_commit_time'] = (
+          START + datetime.timedelta(days=point)).isoformat()
+      write_record(tmp_path, record)
+  code, out, _ = run_history(capsys, tmp_path, '--order', 'commit',
+                             '--metric', 'epochs_to_target')
+  assert code == command.EXIT_STEP_DOWN, out
+  assert 'a step up is the regression' in out
+  assert '1 step(s) down' not in out and '0 step(s) down, 1 up' in out, out
+  assert 'epochs to target' in out
+  # Its speed has no step: the default metric finds none.
+  code, out, _ = run_history(capsys, tmp_path, '--order', 'commit')
+  assert code == command.EXIT_NO_STEP_DOWN, out
