@@ -4,7 +4,7 @@
   python benchmarks/vs_original.py --original_dir=DIR [--pairs=5]
       [--configs=trivial,resnet50,ps_sync,...] [--original_python=PYTHON]
       [--batch_size=8] [--num_batches=20] [--quick] [--data_dir=SHARDS]
-      [--scaling] [benchmark flags for both tools ...]
+      [--scaling] [--pairs_csv=CSV] [benchmark flags for both tools ...]
 
 DIR is a clone of https://github.com/tensorflow/benchmarks; the original
 runs from it as it is, under its own interpreter with tf-keras
@@ -48,6 +48,11 @@ and resnet50 (--batch_size per worker), 1 ps + 1, 2 and 4 workers against
 one process with the same total batch, per tool (--scaling_tools), in
 pairs like the comparison.
 
+--pairs_csv=CSV appends every pair ratio of ours against the original
+(with the commit measured, the date and the flags beyond the defaults) to
+CSV; benchmarks/vs_original_pooled.py pools all the pairs of a
+configuration at a commit, which is what PERFORMANCE.md quotes.
+
 A run that fails on either side is reported (configuration, tool, command,
 last lines of its output) and the comparison goes on; the exit code is 1
 if any run failed. Like benchmarks/performance.py, each run starts only
@@ -57,15 +62,20 @@ how much of it they took meanwhile.
 
 import argparse
 import collections
+import csv
 import dataclasses
+import datetime
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 
 import original_tool
-from subprocess_runs import HARNESS, RunFailed, Runner, share_text, total_rates
+import vs_original_pooled
+from subprocess_runs import (HARNESS, REPO, RunFailed, Runner, share_text,
+                             total_rates)
 
 PAIRS = 5
 QUICK_PAIRS = 1
@@ -246,6 +256,7 @@ class Comparison:
     self.out = out
     self.failures = []  # (label, side, pair number, error text)
     self.results = []  # (label, sides, summary)
+    self.pairs = {}  # label -> [{side: Run}, ...], every pair as it ran
 
   def run(self, label, sides, calls, workers, num_pairs, warmup_runs=0):
     """``calls``: {side: () -> (stdout, share)}; ``workers`` says how to
@@ -274,6 +285,7 @@ class Comparison:
           _rate_text(runs[b]), ratio, share_text(runs[a].share).strip(),
           share_text(runs[b].share).strip()))
     summary = summarize(pairs, sides)
+    self.pairs[label] = pairs
     self.results.append((label, sides, summary))
     self.out(summary_line(label, sides, summary))
     return summary
@@ -421,6 +433,62 @@ def print_table(comparison):
         sides[0], sides[1]))
 
 
+def pair_rows(comparison, harness, date, run, variant):
+  """Rows of vs_original_pooled.py's CSV: one per pair of ours against the
+  original where both ran (ours-against-ours configurations are not
+  side-by-side measurements and stay out)."""
+  rows = []
+  for label, sides, _ in comparison.results:
+    if sides != ('ours', 'original'):
+      continue
+    number = 0
+    for pair in comparison.pairs[label]:
+      if pair['ours'].rate is None or not pair['original'].rate:
+        continue
+      number += 1
+      shares = [pair[s].share for s in sides]
+      note = ('others %s%%' % ' / '.join(
+          '%.0f' % (100 * x) if x is not None else '?' for x in shares))
+      rows.append({'harness': harness, 'date': date, 'configuration': label,
+                   'variant': variant, 'run': run, 'pair': number,
+                   'ratio': '%.4f' % (pair['ours'].rate /
+                                      pair['original'].rate),
+                   'note': note})
+  return rows
+
+
+def append_pairs(path, rows):
+  """Appends ``rows`` to the CSV at ``path``, its header first if new."""
+  fresh = not os.path.exists(path) or os.path.getsize(path) == 0
+  with open(path, 'a', newline='') as f:
+    writer = csv.DictWriter(f, fieldnames=vs_original_pooled.COLUMNS,
+                            lineterminator='\n')
+    if fresh:
+      writer.writeheader()
+    writer.writerows(rows)
+
+
+def harness_commit():
+  """The short commit of this checkout, '+' when it has local changes."""
+  def git(*args):
+    return subprocess.run(('git', '-C', REPO) + args, capture_output=True,
+                          text=True, check=False).stdout.strip()
+  commit = git('rev-parse', '--short', 'HEAD') or 'unknown'
+  return commit + ('+' if git('status', '--porcelain', '--untracked-files=no')
+                   else '')
+
+
+def variant_of(args, extra):
+  """The flags of this invocation beyond the configurations' defaults."""
+  flags = list(extra)
+  for name, default in (('batch_size', 8), ('num_batches', 20),
+                        ('num_warmup_batches', 3),
+                        ('trivial_num_batches', 300)):
+    if getattr(args, name) != default:
+      flags.append('--%s=%s' % (name, getattr(args, name)))
+  return ' '.join(flags)
+
+
 # --- command line ----------------------------------------------------------
 
 
@@ -464,6 +532,10 @@ def parse_args(argv):
                  help='seconds one run (process or cluster) may take')
   p.add_argument('--result_dir', default=None,
                  help='where our runs leave their records')
+  p.add_argument('--pairs_csv', default=None,
+                 help='append every pair ratio to this CSV (PERFORMANCE.md '
+                      'pools benchmarks/data/vs_original_pairs.csv with '
+                      'benchmarks/vs_original_pooled.py)')
   p.add_argument('--quick', action='store_true',
                  help='test size: 3 timed steps after 1 warm-up, one pair, '
                       'small generated images')
@@ -544,6 +616,13 @@ def main(argv):
     if work:
       shutil.rmtree(work, ignore_errors=True)
   print_table(comparison)
+  if args.pairs_csv and not args.scaling:
+    rows = pair_rows(comparison, harness_commit(),
+                     datetime.date.today().isoformat(),
+                     datetime.datetime.now().strftime('%Y%m%dT%H%M%S'),
+                     variant_of(args, extra))
+    append_pairs(args.pairs_csv, rows)
+    out('%d pair ratios appended to %s' % (len(rows), args.pairs_csv))
   comparison.report_failures()
   return 1 if comparison.failures else 0
 
