@@ -1,7 +1,8 @@
-"""Dashboard charts as PNG bytes (matplotlib's Figure API, Agg, no pyplot).
+"""Dashboard charts as matplotlib Figures (the Figure API, Agg, no pyplot).
 
-Every function takes plain run dicts (comparison.usable_runs) and returns PNG
-bytes, or None when the data has nothing to show for that chart.
+Every chart function takes plain run dicts (comparison.usable_runs) and
+returns a Figure, or None when the data has nothing to show for that chart;
+figure_png and figure_svg turn one into the bytes of a file.
 """
 
 import io
@@ -30,6 +31,13 @@ def _png(figure):
 
 # Public for the other chart modules (results/history/chart.py).
 figure_png = _png
+
+
+def figure_svg(figure):
+  """The figure as SVG text bytes, for a report that scales it."""
+  buffer = io.BytesIO()
+  figure.savefig(buffer, format='svg', bbox_inches='tight')
+  return buffer.getvalue()
 
 
 def _median_and_iqr(values):
@@ -89,7 +97,7 @@ def throughput_by_group(runs, group_by):
                  % comparison_lib.GROUP_TITLES[group_by])
   axes.legend(fontsize=8)
   axes.grid(axis='y', alpha=0.3)
-  return _png(figure)
+  return figure
 
 
 def _scaling_series(runs, field, group_by):
@@ -140,7 +148,7 @@ def scaling(runs, group_by):
     axes.set_xticks(sorted({x for _, xs, _ in series for x in xs}))
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7)
-  return _png(figure)
+  return figure
 
 
 def step_times(runs, group_by, title):
@@ -178,4 +186,4 @@ def step_times(runs, group_by, title):
   axes.set_title(title, fontsize=9)
   axes.grid(alpha=0.3)
   axes.legend(fontsize=7)
-  return _png(figure)
+  return figure

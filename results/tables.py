@@ -1,5 +1,6 @@
 """Render a comparison.Comparison as Markdown, HTML or JSON."""
 
+import collections
 import html
 import json
 import math
@@ -163,12 +164,34 @@ def render_html_fragment(comparison):
          '<table class="comparison">',
          '<tr>%s</tr>' % ''.join('<th>%s</th>' % html.escape(h)
                                  for h in header)]
-  for cells, row in zip(rows, comparison.rows):
+  # An explanation that several rows share is said once, below the table,
+  # and those rows cite it by number; what only one row says stays in its
+  # cell (the same paragraph on every row is read once, not five times).
+  note_index = header.index('note')
+  parts_of = [[part for part in cells[note_index].split('; ') if part]
+              for cells in rows]
+  counts = collections.Counter(part for parts in parts_of
+                               for part in set(parts))
+  shared = []
+  for cells, parts, row in zip(rows, parts_of, comparison.rows):
+    cells = list(cells)
+    own, cited = [], []
+    for part in parts:
+      if counts[part] < 2:
+        own.append(part)
+        continue
+      if part not in shared:
+        shared.append(part)
+      cited.append('[%d]' % (shared.index(part) + 1))
+    cells[note_index] = '; '.join(own + ([' '.join(cited)] if cited else []))
     out.append('<tr class="%s">%s</tr>' % (
         row.verdict.replace(' ', '-'),
         ''.join('<td>%s</td>' % html.escape(c) for c in cells)))
-  out += ['</table>',
-          '<p class="tally">Result: %s</p>' % html.escape(tally(comparison)),
+  out.append('</table>')
+  if shared:
+    out.append('<ol class="notes">%s</ol>' % ''.join(
+        '<li>%s</li>' % html.escape(part) for part in shared))
+  out += ['<p class="tally">Result: %s</p>' % html.escape(tally(comparison)),
           '</section>']
   return '\n'.join(out)
 

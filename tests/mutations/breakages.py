@@ -578,4 +578,48 @@ BREAKAGES = (
          'at_one_commit_pool_into_one_row',),
         "PERFORMANCE.md's pooled rows quote one run of a configuration, not "
         'every run at its commit'),
+    # --- The dashboard's answering charts (issue #32).
+    Breakage(
+        'forest_draws_the_medians',
+        'results/charts/change.py',
+        '    rows.append((labels[row.key], result.change_pct, '
+        'result.change_pct_low,',
+        '    rows.append((labels[row.key], row.median_change_pct, '
+        'result.change_pct_low,',
+        ('tests/results/test_dashboard_charts.py::test_the_forest_plot_draws_'
+         'compare_s_changes_and_verdicts',),
+        "the forest plot's points are the medians' change, not compare's "
+        'estimate'),
+    Breakage(
+        'version_matrix_reversed',
+        'results/charts/versions.py',
+        "frame, 'tf_version', self.reference, version, alpha=alpha,",
+        "frame, 'tf_version', version, self.reference, alpha=alpha,",
+        ('tests/results/test_dashboard_charts.py::test_the_version_matrix_'
+         'writes_each_cell_s_change_and_family_verdict',),
+        'the version matrix compares the reference against each version'),
+    Breakage(
+        'table_notes_repeated',
+        'results/tables.py',
+        '      if counts[part] < 2:\n        own.append(part)',
+        '      if True:\n        own.append(part)',
+        ('tests/results/test_dashboard_charts.py::test_an_a_b_page_opens_on_'
+         'the_change_and_says_each_note_once',),
+        "the dashboard's table repeats a note for every row"),
+    Breakage(
+        'unreached_target_drawn_as_zero',
+        'results/charts/convergence.py',
+        '    reached = [t for t in times if math.isfinite(t)]',
+        '    reached = [t if math.isfinite(t) else 0.0 for t in times]',
+        ('tests/results/test_dashboard_charts.py::test_the_accuracy_chart_'
+         'draws_every_curve_and_the_target',),
+        'a run that never reached its target is drawn at 0 s'),
+    Breakage(
+        'dashboard_prints_paths',
+        'results/dashboard.py',
+        "  return sorted({os.path.basename(str(d).rstrip(os.sep))",
+        "  return sorted({str(d)",
+        ('tests/results/test_dashboard_charts.py::test_an_a_b_page_opens_on_'
+         'the_change_and_says_each_note_once',),
+        'the dashboard names the measuring machine\'s folders by full path'),
 )

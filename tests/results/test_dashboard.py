@@ -40,12 +40,16 @@ def test_writes_page_charts_and_regression_table(result_dir, tmp_path, capsys):
   output = tmp_path / 'site'
   assert _render(result_dir, output) == 0
   names = sorted(os.listdir(output))
-  assert names == ['history.html', 'history_1.png', 'history_2.png',
-                   'history_3.png', 'history_4.png', 'index.html',
-                   'scaling.png', 'steps_1.png', 'steps_2.png', 'steps_3.png',
-                   'steps_4.png', 'throughput.png']
+  charts = ['change', 'scaling', 'steps_1', 'steps_2', 'steps_3', 'steps_4',
+            'throughput']
+  assert names == sorted(
+      ['history.html', 'history_1.png', 'history_2.png', 'history_3.png',
+       'history_4.png', 'index.html'] +
+      [c + '.png' for c in charts] + [c + '.svg' for c in charts])
   for name in [name for name in names if name.endswith('.png')]:
     assert (output / name).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+  for name in [name for name in names if name.endswith('.svg')]:
+    assert b'<svg' in (output / name).read_bytes()[:1000]
   page = (output / 'index.html').read_text()
   assert 'baseline 2.20.0 vs candidate 2.21.0' in page
   assert '<tr class="regression">' in page          # 7% slower trivial
@@ -79,8 +83,8 @@ def test_page_and_images_load_in_headless_chromium(result_dir, tmp_path):
       '--dump-dom', (output / 'index.html').as_uri()]
   body, dom = _dump_body(command)
   assert 'data-images-status="ok"' in body, body
-  assert 'data-images-total="6"' in body
-  assert 'Regression check' in dom
+  assert 'data-images-total="7"' in body
+  assert 'The change' in dom
   # The marker is honest: a missing chart is reported as broken.
   os.remove(output / 'scaling.png')
   body, _ = _dump_body(command)
@@ -140,7 +144,8 @@ def test_ab_labels_are_grouped_and_every_run_listed(tmp_path):
     assert 'medians -2.1% but HL +2.6%' in page
     written = sorted(os.listdir(output))
     assert [f for f in written if not f.startswith('history')] == [
-        'index.html', 'steps_1.png', 'throughput.png'], written
+        'change.png', 'change.svg', 'index.html', 'steps_1.png',
+        'steps_1.svg', 'throughput.png', 'throughput.svg'], written
   # Chosen explicitly: the same page, whatever the TF versions say.
   assert _render(tmp_path / 'runs', tmp_path / 'chosen', '--by', 'label',
                  '--baseline', 'B', '--candidate', 'A') == 0

@@ -178,6 +178,15 @@ def test_quick_suite_covers_what_the_version_table_needs():
   assert any(c.launch_args for c in configs)
 
 
+def test_every_example_suite_loads():
+  examples = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+      __file__))), 'examples')
+  names = sorted(n for n in os.listdir(examples) if n.endswith('.toml'))
+  assert 'dashboard_suite.toml' in names
+  for name in names:
+    assert suite_file.load_suite(os.path.join(examples, name))
+
+
 @pytest.mark.parametrize('argv, message', [
     ([], 'nothing to run'),
     (['{d}/missing.toml'], 'does not exist'),
