@@ -52,6 +52,19 @@ class FakeHosts:
   def in_client(self):
     return ['ip', 'netns', 'exec', self.client]
 
+  def block_ssh(self, host, blocked):
+    """Drops (or lets through again) every packet of ``host``'s ssh
+    connections, in its own namespace: the launcher's link to its tasks
+    goes silent while the cluster's own traffic flows on."""
+    tools.require_command('iptables', tools.IPTABLES_INSTALL)
+    action = '-A' if blocked else '-D'
+    for rule in (['INPUT', '-p', 'tcp', '--dport', str(SSH_PORT)],
+                 ['OUTPUT', '-p', 'tcp', '--sport', str(SSH_PORT)]):
+      result = subprocess.run(
+          ['ip', 'netns', 'exec', host.namespace, 'iptables', action] +
+          rule + ['-j', 'DROP'], capture_output=True, text=True, timeout=30)
+      assert result.returncode == 0, result.stderr
+
   def launcher_args(self, hosts=None):
     return ['--hosts', ','.join(hosts or [h.address for h in self.hosts]),
             '--ssh_config', self.ssh_config,

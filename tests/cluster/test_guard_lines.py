@@ -142,6 +142,62 @@ def test_the_real_guard_reports_its_own_child_and_record(tmp_path):
   assert name.endswith('.json') and '/' not in name, name
   assert rec['status'] == 'interrupted'
   assert '[launch] refused' not in out.getvalue(), out.getvalue()
+  # The launcher acked the records it has: the guard's copy is gone.
+  assert task.records_dir and not os.path.exists(task.records_dir)
+
+
+def test_the_guard_keeps_the_records_the_launcher_did_not_confirm():
+  """The channel ends (the connection is gone) before the launcher could
+  ack: the guard stops the task and keeps its record on the host, in the
+  folder its records_dir line named, and says so."""
+  token = '0123456789abcdef' * 2
+  flags = ['--device=cpu', '--model=trivial', '--data_name=cifar10',
+           '--batch_size=2', '--num_batches=100000', '--num_warmup_batches=0',
+           '--display_every=1']
+  guard = subprocess.Popen(
+      [sys.executable, '-m', 'tf_cnn_benchmarks.cluster.launch.ssh_remote',
+       'task', '--'] + flags, cwd=REPO, stdin=subprocess.PIPE,
+      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+  try:
+    guard.stdin.write((token + '\n').encode())
+    guard.stdin.flush()
+    mark = (MARK + token + ' ').encode()
+    records_dir = None
+    for line in guard.stdout:
+      if line.startswith(mark + b'records_dir '):
+        records_dir = line[len(mark) + len('records_dir '):].decode().strip()
+      if line.startswith(b'1\t'):
+        break
+    assert records_dir, 'no records_dir line'
+    guard.stdin.close()  # the connection is gone: no ack can come
+    rest = guard.stdout.read()
+    code = guard.wait(timeout=60)
+    said = guard.stderr.read().decode()
+  finally:
+    if guard.poll() is None:
+      guard.kill()
+  assert code == 130, said
+  assert mark + b'exit 130' in rest
+  try:
+    kept = os.listdir(records_dir)
+    assert len(kept) == 1 and kept[0].endswith('.json'), kept
+    assert 'they stay in %s' % records_dir in said, said
+  finally:
+    subprocess.run(['rm', '-rf', records_dir], check=False)
+
+
+def test_a_records_dir_line_names_a_guard_folder_once(tmp_path):
+  lines = ['records_dir /etc', 'records_dir /tmp/%sabc_1' %
+           ssh_remote.RECORDS_PREFIX, 'records_dir /tmp/%sdef' %
+           ssh_remote.RECORDS_PREFIX, 'exit 0']
+  task = _channel(tmp_path, _script(tmp_path, lines, with_token=True))
+  out = _supervise([task])
+  assert task.records_dir == '/tmp/%sabc_1' % ssh_remote.RECORDS_PREFIX, out
+  refused = [l for l in out.splitlines()
+             if l.startswith('[launch] refused a line of worker0 ')]
+  assert len(refused) == 2, out
+  assert 'not a records folder' in refused[0], out
+  assert 'twice' in refused[1], out
 
 
 def _reap(pid, tag):

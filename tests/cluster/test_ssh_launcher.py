@@ -201,3 +201,36 @@ def test_dropping_a_tasks_ssh_connection_tears_that_task_down(tmp_path):
   assert code != 0, out
   assert re.search(r'First failure: worker1 \(ssh connection to %s lost' %
                    re.escape(fake.hosts[2].address), out), out
+
+
+@pytest.mark.timeout(400)
+def test_a_twenty_second_ssh_link_drop_leaves_the_run_and_its_records(
+    tmp_path):
+  """worker1's ssh connection silent for 20 s (its packets dropped on its
+  host; the cluster's own traffic flows on): ssh keeps the connection (its
+  keep-alives wait as long as a task may take to end by itself, no longer
+  15 s), the run trains to its end, and every record comes home."""
+  flags = helpers.tiny_flags(
+      str(tmp_path / 'records'), variable_update='parameter_server',
+      num_batches=300, display_every=10, stall_timeout=40,
+      stall_shutdown_timeout=20)
+  with fake_hosts(tmp_path) as fake:
+    process = _launch(fake, tmp_path, fake.launcher_args() + [
+        '--ps', '1', '--workers', '2'], flags, 'launch.log')
+    log = str(tmp_path / 'launch.log')
+    try:
+      _wait_for_step(process, log, 'worker1', step=10)
+      # worker1's host (ps0, worker0 and worker1 on hosts 0, 1 and 2).
+      fake.block_ssh(fake.hosts[2], blocked=True)
+      time.sleep(20)
+      fake.block_ssh(fake.hosts[2], blocked=False)
+      code = process.wait(timeout=240)
+    finally:
+      helpers.kill([process])
+    _assert_namespaces_empty(fake)
+  out = helpers.read(log)
+  assert code == 0, out
+  recs = helpers.records(str(tmp_path / 'records'))
+  for label in ('worker0', 'worker1'):
+    assert recs[label]['status'] == 'ok', out
+  assert recs['worker1']['launched_on'] == fake.hosts[2].address, out

@@ -9,6 +9,7 @@ from tests.driver_helpers import REPO, SCRIPT
 from tf_cnn_benchmarks.config import flags
 from tf_cnn_benchmarks.cluster.launch import launcher
 from tf_cnn_benchmarks.cluster.launch import ssh_hosts
+from tf_cnn_benchmarks.cluster import deadlines
 
 
 def _placed(hosts, ps, workers):
@@ -86,3 +87,26 @@ def test_ssh_commands_end_options_before_the_host():
                ssh.reap_argv(host)(42, 'ab' * 8), ssh.argv(host, ['x'])):
     assert argv[-3:-1] == ['--', 'h1'], argv
     assert argv.index('--') > argv.index('Port=2022'), argv
+
+
+def test_a_task_s_ssh_waits_out_a_silence_as_long_as_the_run_s_own_bounds():
+  """The keep-alives of a task's connection last as long as a task may take
+  to end by itself: a network drop the run survives does not end it."""
+  args = launcher.make_parser().parse_args(['--hosts', 'h'])
+  chosen = launcher.read_benchmark_flags(
+      ['--model=trivial', '--variable_update=parameter_server',
+       '--stall_timeout=40', '--stall_shutdown_timeout=20'])
+  tasks = launcher.build_tasks(args, ['--model=trivial',
+                                      '--variable_update=parameter_server',
+                                      '--stall_timeout=40',
+                                      '--stall_shutdown_timeout=20'], chosen)
+  bound = deadlines.lost_peer_end_seconds(chosen)
+  assert bound > 60
+  argv = tasks[0].argv
+  interval = int(argv[argv.index('ServerAliveInterval=5')].split('=')[1])
+  count = int([a for a in argv if a.startswith('ServerAliveCountMax=')][0]
+              .split('=')[1])
+  assert interval * count >= bound > interval * (count - 1), argv
+  # The checks before starting keep the short bound.
+  short = ssh_hosts.Ssh(args).argv(ssh_hosts.Host('h', None, None), ['x'])
+  assert 'ServerAliveCountMax=3' in short

@@ -118,7 +118,8 @@ def build_tasks(args, benchmark_flags, chosen, python=None):
                    '--cluster_run_id=' + uuid.uuid4().hex]
   if with_controller:
     cluster_flags.append('--controller_host=' + address[-1])
-  ssh = ssh_hosts.Ssh(args) if hosts else None
+  ssh = (ssh_hosts.Ssh(args, deadlines.lost_peer_end_seconds(chosen))
+         if hosts else None)
   tasks = []
   for job, index in tasks_by_job:
     task_flags = list(benchmark_flags) + cluster_flags + [

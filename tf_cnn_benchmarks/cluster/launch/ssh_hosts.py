@@ -22,6 +22,7 @@ usual. Each task runs over its own connection, under ssh_remote's guard.
 import concurrent.futures
 import dataclasses
 import json
+import math
 import re
 import shlex
 import subprocess
@@ -165,18 +166,27 @@ def addresses(placed, tasks_by_job, base_port):
   return found
 
 
+# ssh asks a silent server every this many seconds if it is still there.
+ALIVE_INTERVAL_SECONDS = 5
+
+
 class Ssh:
   """ssh command lines for the hosts, with the user's options."""
 
-  def __init__(self, args):
+  def __init__(self, args, silent_seconds=15):
+    """``silent_seconds``: how long a connection that hears nothing is
+    kept. For a run's tasks it is as long as a task may take to end by
+    itself (deadlines.lost_peer_end_seconds): a network drop shorter than
+    the run's own bounds must not end the run, and a longer one is named by
+    the tasks' own checks (a partition, a stall), not by ssh."""
     self.python = args.remote_python
     self.workdir = args.remote_workdir
     self.options = ['-o', 'BatchMode=yes',
                     '-o', 'ConnectTimeout=%d' % args.ssh_connect_timeout,
-                    # A connection that went silent ends within ~15 s, so
-                    # its task is torn down like one that dropped.
-                    '-o', 'ServerAliveInterval=5',
-                    '-o', 'ServerAliveCountMax=3']
+                    '-o', 'ServerAliveInterval=%d' % ALIVE_INTERVAL_SECONDS,
+                    '-o', 'ServerAliveCountMax=%d' % max(
+                        3, math.ceil(silent_seconds /
+                                     ALIVE_INTERVAL_SECONDS))]
     if args.ssh_config:
       self.options = ['-F', args.ssh_config] + self.options
     for option in args.ssh_option:

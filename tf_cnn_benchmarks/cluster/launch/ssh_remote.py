@@ -17,13 +17,16 @@ it sends no SIGHUP). The guard:
     relays from a peer) must not pass for the guard's;
   - starts the task in its own process group (tied to the guard's life by
     PR_SET_PDEATHSIG), with --result_dir set to a fresh local folder;
-  - reads its own stdin, which is the ssh channel: end of file means the
-    launcher closed it (teardown) or the connection is gone, and either way
-    the task is stopped: SIGTERM to its group, SIGKILL after a grace;
-    SIGTERM/SIGINT/SIGHUP to the guard do the same;
+  - says where that folder is (`records_dir`, after `started`);
+  - reads its own stdin, which is the ssh channel: a `stop` line (the
+    launcher's teardown) or end of file (the launcher died, or the
+    connection is gone) stops the task: SIGTERM to its group, SIGKILL after
+    a grace; SIGTERM/SIGINT/SIGHUP to the guard do the same;
   - when the task has ended, sends back each run record it wrote and its
     exit status as marked lines on stdout (the same ssh channel: no shared
-    file system needed), then removes the folder.
+    file system needed), and removes the folder only when the launcher
+    answers `ack`: records that may not have arrived stay on the host, in
+    the folder `records_dir` named, and the launcher says so.
 The launcher reads the marked lines (task_processes.RemoteTask); every
 other line is the task's own output.
 
@@ -57,6 +60,14 @@ TOKEN_RE = re.compile(r'^[0-9a-f]{32}$')
 # The task's environment variable holding its tag (``tag_of`` its token):
 # what `reap` recognises the task's processes by.
 TAG_ENV = 'TF_CNN_BENCHMARKS_GUARD_TAG'
+# The launcher's lines after the token: stop the task; its records and
+# exit status arrived.
+STOP, ACK = b'stop', b'ack'
+# How long the guard waits for ACK after its exit line before it keeps the
+# records where they are (the launcher acks as soon as it reads the line).
+ACK_WAIT_SECONDS = 10
+# The records' folder on the host (records_dir, sent after `started`).
+RECORDS_PREFIX = 'tf_cnn_benchmarks-records-'
 
 
 _out_lock = threading.Lock()
@@ -128,6 +139,27 @@ def _task_flags(flags, result_dir):
   return kept + ['--result_dir=' + result_dir]
 
 
+def _watch_channel(stop, acked):
+  """Reads the launcher's lines on stdin (the ssh channel): `stop` stops
+  the task, `ack` says the launcher has its records and exit status; end
+  of file (the launcher hung up, or the connection is gone) stops it too.
+  The raw fd: a thread blocked in sys.stdin would hold its lock at
+  interpreter exit."""
+  pending = b''
+  while True:
+    data = os.read(0, 4096)
+    if not data:
+      break
+    pending += data
+    *lines, pending = pending.split(b'\n')
+    for line in lines:
+      if line.strip() == ACK:
+        acked.set()
+      elif line.strip() == STOP:
+        stop.set()
+  stop.set()
+
+
 def run_task(flags):
   token = _read_token()
   if token is None:
@@ -136,8 +168,9 @@ def run_task(flags):
           'run the task itself (tf_cnn_benchmarks ...) to run it by hand.',
           file=sys.stderr)
     return 2
-  result_dir = tempfile.mkdtemp(prefix='tf_cnn_benchmarks-records-')
-  stop = threading.Event()
+  result_dir = tempfile.mkdtemp(prefix=RECORDS_PREFIX)
+  stop, acked = threading.Event(), threading.Event()
+  keep = False
   for sig in stop_request.STOP_SIGNALS:
     signal.signal(sig, lambda *_: stop.set())
   try:
@@ -150,6 +183,8 @@ def run_task(flags):
         start_new_session=True, preexec_fn=process_groups.die_with_parent)
     # The first guard line: the launcher takes a pid from nowhere else.
     send('started', child.pid, token)
+    # Where the records are kept if they cannot be handed over.
+    send('records_dir', result_dir, token)
 
     def relay():
       # Through this process, so a marked line never lands inside one of
@@ -158,15 +193,9 @@ def run_task(flags):
         _write(line)
     relay_thread = threading.Thread(target=relay, daemon=True)
     relay_thread.start()
-
-    def watch_channel():
-      # EOF on stdin: the launcher hung up or the connection is gone.
-      # The raw fd: a thread blocked in sys.stdin would hold its lock at
-      # interpreter exit.
-      while os.read(0, 4096):
-        pass
-      stop.set()
-    threading.Thread(target=watch_channel, daemon=True).start()
+    channel = threading.Thread(target=_watch_channel, args=(stop, acked),
+                               daemon=True)
+    channel.start()
 
     while child.poll() is None and not stop.wait(0.2):
       pass
@@ -183,8 +212,20 @@ def run_task(flags):
         with open(os.path.join(result_dir, name)) as f:
           send('record', '%s %s' % (name, json.dumps(json.load(f))), token)
     send('exit', child.returncode, token)
+    # The records leave this host only once the launcher says it has them:
+    # a write into a connection that is down succeeds (the kernel buffers
+    # it), so a sent line is no proof of a received one.
+    deadline = time.monotonic() + ACK_WAIT_SECONDS
+    while (not acked.is_set() and channel.is_alive()
+           and time.monotonic() < deadline):
+      acked.wait(0.2)
+    keep = not acked.is_set()
+    if keep:
+      print('ssh_remote: the launcher did not confirm it received the run '
+            'records; they stay in %s' % result_dir, file=sys.stderr)
   finally:
-    shutil.rmtree(result_dir, ignore_errors=True)
+    if not keep:
+      shutil.rmtree(result_dir, ignore_errors=True)
   return child.returncode if child.returncode >= 0 else 128 - child.returncode
 
 

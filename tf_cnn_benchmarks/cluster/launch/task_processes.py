@@ -127,7 +127,10 @@ class RemoteTask(Task):
     self.remote_pid = None
     self.remote_code = None  # the task's own exit status, from its guard
     self.records = []  # (file name, record) sent back by the guard
+    self.records_dir = None  # where the guard keeps them on the host
     self.token = secrets.token_hex(16)
+    # The reader thread acks; the launcher's thread sends stop.
+    self._stdin_lock = threading.Lock()
     self._guard_lines = 0  # taken so far
 
   def returncode(self):
@@ -142,9 +145,11 @@ class RemoteTask(Task):
   def exit_description(self):
     if self.returncode() is not None and self.remote_code is None:
       ssh = self.process.returncode
-      return 'ssh connection to %s lost (ssh %s)' % (
+      return 'ssh connection to %s lost (ssh %s)%s' % (
           self.host, 'killed by %s' % signal.Signals(-ssh).name if ssh < 0
-          else 'exit %d' % ssh)
+          else 'exit %d' % ssh,
+          '; its records, if it wrote any, stay on %s in %s' % (
+              self.host, self.records_dir) if self.records_dir else '')
     return super().exit_description()
 
   def send_token(self):
@@ -177,6 +182,13 @@ class RemoteTask(Task):
       if not re.match(r'^[1-9][0-9]*$', payload):
         return 'not a pid'
       self.remote_pid = int(payload)
+    elif kind == 'records_dir':
+      if self.records_dir is not None:
+        return 'records_dir said twice'
+      if not re.match(r'^/[\w./-]*/%s\w+$' % ssh_remote.RECORDS_PREFIX,
+                      payload):
+        return 'not a records folder of the guard: %r' % payload
+      self.records_dir = payload
     elif kind == 'record':
       name, _, text = payload.partition(' ')
       if not record_io.is_record_file_name(name):
@@ -194,16 +206,26 @@ class RemoteTask(Task):
       if not re.match(r'^-?[0-9]+$', payload):
         return 'not an exit status'
       self.remote_code = int(payload)
+      # Every record came before this line: the guard may drop its copy.
+      self._tell(ssh_remote.ACK, close=True)
     else:
       return 'no such guard line'
     return None
 
+  def _tell(self, word, close=False):
+    with self._stdin_lock:
+      try:
+        self.process.stdin.write(word + b'\n')
+        self.process.stdin.flush()
+        if close:
+          self.process.stdin.close()
+      except (OSError, ValueError):
+        pass  # ssh is gone already (or the channel was closed): said so
+
   def terminate(self):
-    # EOF on the channel: the guard stops the task and sends its records.
-    try:
-      self.process.stdin.close()
-    except OSError:
-      pass
+    # The channel stays open: the guard stops the task, sends its records
+    # and keeps them until the ack.
+    self._tell(ssh_remote.STOP)
 
   def confirm_gone(self):
     if self.remote_code is not None:
