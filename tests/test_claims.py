@@ -165,3 +165,15 @@ def test_the_ledger_and_the_mutation_list_agree():
     elif function and 'def %s(' % function not in _read(full):
       missing.append(citation)
   assert missing == [], missing
+
+
+def test_every_image_the_documents_show_exists():
+  """A screenshot a document shows is a file of the repository."""
+  missing = []
+  for name in ('README.md', 'RELIABILITY.md', 'PERFORMANCE.md',
+               'results/README.md', 'docs/cluster.md'):
+    folder = os.path.dirname(os.path.join(REPO, name))
+    for target in re.findall(r'!\[[^\]]*\]\(([^)]+)\)', _read(name)):
+      if not os.path.isfile(os.path.join(folder, target)):
+        missing.append('%s: %s' % (name, target))
+  assert missing == [], missing

@@ -118,7 +118,7 @@ def heatmap(matrix):
   axes.set_yticks(range(len(matrix.keys)),
                   [matrix.labels[k] for k in matrix.keys], fontsize=8)
   axes.set_title('Change against TF %s (%%)' % matrix.reference, fontsize=10)
-  figure.colorbar(image, ax=axes, shrink=0.8, label='change (%)')
+  figure.colorbar(image, ax=axes, shrink=0.8)  # the title names the unit
   runs_axes = figure.add_subplot(grid[1])
   relative = _relative_runs(matrix)
   rng = np.random.default_rng(0)
