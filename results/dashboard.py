@@ -234,6 +234,15 @@ def _version_matrix_section(page, frame, runs, args):
                                         args.min_effect)
   page.add('<h2>TensorFlow versions against %s</h2>' % html.escape(
       matrix.reference))
+  found = matrix.first_slower()
+  steps = matrix.steps()
+  page.add('<p class="finding">%s%s</p>' % (
+      html.escape('First release called slower than %s: %s.' % (
+          matrix.reference, found) if found else
+                  'No release is called slower than %s.' % matrix.reference),
+      html.escape(' Steps, in the order their runs were taken: %s.' % '; '.join(
+          '%d. %s' % (number, ', '.join(versions))
+          for number, versions in enumerate(steps, 1))) if steps else ''))
   return page.chart('versions', versions_chart.heatmap(matrix),
                     'change per configuration and TensorFlow version',
                     versions_chart.CAPTION % ('TF ' + matrix.reference), '')

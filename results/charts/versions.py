@@ -54,6 +54,34 @@ class VersionMatrix:
                    for key in self.keys}
     self.runs = runs
 
+  def steps(self):
+    """[[versions of a plan], ...] in the order the plans began: a `bisect`
+    folder's steps (each step is one plan of the runner); [] for a single
+    plan (a `matrix`) or runs without one."""
+    began = {}
+    for run in self.runs:
+      plan = run.get('sequence.plan')
+      if not isinstance(plan, str):
+        continue
+      version = comparison_lib.group_value(run, 'tf_version')
+      first, versions = began.get(plan, (str(run.get('started_at')), set()))
+      versions.add(version)
+      began[plan] = (min(first, str(run.get('started_at'))), versions)
+    if len(began) < 2:
+      return []
+    return [sorted(versions, key=comparison_lib.version_sort_key)
+            for _, versions in sorted(began.values(), key=lambda b: b[0])]
+
+  def first_slower(self):
+    """The oldest version called a regression against the reference in
+    some configuration, every version before it in none; None if none."""
+    for version in self.versions[1:]:
+      if any(self.cells.get((key, version)) is not None and
+             self.cells[(key, version)].verdict == stats.REGRESSION
+             for key in self.keys):
+        return version
+    return None
+
   def change(self, key, version):
     row = self.cells.get((key, version))
     if row is None or row.result is None:

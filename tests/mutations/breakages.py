@@ -639,4 +639,13 @@ BREAKAGES = (
         ('tests/cluster/test_ssh_placement.py::test_a_task_s_ssh_waits_out_a_'
          'silence_as_long_as_the_run_s_own_bounds',),
         "a task's ssh connection is given up after 15 s of silence"),
+    Breakage(
+        'bisect_page_names_the_newest_slower',
+        'results/charts/versions.py',
+        '    for version in self.versions[1:]:',
+        '    for version in reversed(self.versions[1:]):',
+        ('tests/results/test_dashboard_charts.py::test_a_bisect_folder_names_'
+         'its_steps_and_the_release_it_found',),
+        "a bisect folder's page names the newest slower release, not the "
+        'first'),
 )

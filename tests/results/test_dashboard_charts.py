@@ -13,6 +13,7 @@ import pytest
 
 from results import comparison as comparison_lib
 from results import dashboard
+from results import record_io
 from results import stats
 from results import store
 from results import tables
@@ -239,3 +240,31 @@ def test_a_convergence_page_opens_on_accuracy_against_time(
   assert '<img src="memory.png"' in page
   # One run a side reached the target: no change to estimate, said so.
   assert 'No configuration has runs on both sides' in page
+
+
+def test_a_bisect_folder_names_its_steps_and_the_release_it_found(tmp_path):
+  """Runs of four releases taken as bisect takes them, each step one plan:
+  the ends first, then the middle ones; 2.20.0 is the first slower one."""
+  rng = np.random.default_rng(13)
+  steps = [(('2.18.0', 1.0), ('2.21.0', 0.9)), (('2.19.0', 1.0),),
+           (('2.20.0', 0.9),)]
+  for number, step in enumerate(steps):
+    for version, speed in step:
+      # Ten pairs in the first step: 2.21.0 is called slower too.
+      count = 10 if number == 0 else 6
+      for path in write_runs(tmp_path / 'runs', 800 * speed * (
+          1 + rng.normal(0, 0.003, count)), rng, tf_version=version,
+                             plan='step%d' % number):
+        record = record_io.read_record(path)
+        record['started_at'] = '2026-01-0%dT00:00:00Z' % (number + 1)
+        record_io.write_record_atomically(path, record)
+  assert _render(tmp_path / 'runs', tmp_path / 'site') == 0
+  page = (tmp_path / 'site' / 'index.html').read_text()
+  assert _first_chart(tmp_path / 'site')[0] == 'versions'
+  assert 'First release called slower than 2.18.0: 2.20.0.' in page, page
+  frame = store.load_runs([str(tmp_path / 'runs')])
+  matrix = versions_chart.VersionMatrix(frame, None, 0.05, 2.0)
+  assert [matrix.cells[(k, '2.21.0')].verdict for k in matrix.keys] == [
+      stats.REGRESSION]
+  assert ('Steps, in the order their runs were taken: 1. 2.18.0, 2.21.0; '
+          '2. 2.19.0; 3. 2.20.0.') in page, page
