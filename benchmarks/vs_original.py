@@ -68,14 +68,13 @@ import datetime
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
 import original_tool
 import vs_original_pooled
-from subprocess_runs import (HARNESS, REPO, RunFailed, Runner, share_text,
-                             total_rates)
+from subprocess_runs import HARNESS, RunFailed, Runner, share_text, total_rates
+from tf_cnn_benchmarks.measure import versions  # pylint: disable=g-import-not-at-top
 
 PAIRS = 5
 QUICK_PAIRS = 1
@@ -468,23 +467,13 @@ def append_pairs(path, rows):
     writer.writerows(rows)
 
 
-def harness_commit():
-  """The short commit of this checkout, '+' when it has local changes."""
-  def git(*args):
-    return subprocess.run(('git', '-C', REPO) + args, capture_output=True,
-                          text=True, check=False).stdout.strip()
-  commit = git('rev-parse', '--short', 'HEAD') or 'unknown'
-  return commit + ('+' if git('status', '--porcelain', '--untracked-files=no')
-                   else '')
-
-
 def variant_of(args, extra):
   """The flags of this invocation beyond the configurations' defaults."""
+  defaults, _ = parse_args([])
   flags = list(extra)
-  for name, default in (('batch_size', 8), ('num_batches', 20),
-                        ('num_warmup_batches', 3),
-                        ('trivial_num_batches', 300)):
-    if getattr(args, name) != default:
+  for name in ('batch_size', 'num_batches', 'num_warmup_batches',
+               'trivial_num_batches'):
+    if getattr(args, name) != getattr(defaults, name):
       flags.append('--%s=%s' % (name, getattr(args, name)))
   return ' '.join(flags)
 
@@ -617,7 +606,7 @@ def main(argv):
       shutil.rmtree(work, ignore_errors=True)
   print_table(comparison)
   if args.pairs_csv and not args.scaling:
-    rows = pair_rows(comparison, harness_commit(),
+    rows = pair_rows(comparison, versions.harness_version(),
                      datetime.date.today().isoformat(),
                      datetime.datetime.now().strftime('%Y%m%dT%H%M%S'),
                      variant_of(args, extra))

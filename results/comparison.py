@@ -87,6 +87,8 @@ METRICS = {THROUGHPUT: ('img/s', True),
 NO_TEST = 'none'
 # What pairs two sides' runs (SCHEMA.md `sequence`).
 PAIR_COLUMNS = ('sequence.plan', 'sequence.config', 'sequence.round')
+# Between the parts of a row's note (tables.py cites a shared part once).
+NOTE_SEPARATOR = '; '
 
 
 def _plain(value):
@@ -427,7 +429,7 @@ def _disagreement_note(row):
 
 
 def _join_notes(*notes):
-  return '; '.join(note for note in notes if note)
+  return NOTE_SEPARATOR.join(note for note in notes if note)
 
 
 def judge_family(rows, alpha, min_effect_pct):

@@ -192,7 +192,7 @@ def _figure_html(name, alt, caption):
 def _folder_names(frame):
   """The result folders by base name: a page names no path of the machine
   that measured."""
-  return sorted({os.path.basename(str(d).rstrip(os.sep))
+  return sorted({comparison_lib.group_display('dir', str(d))
                  for d in frame['source_dir']})
 
 
@@ -211,20 +211,19 @@ class _Page:
     when ``figure`` is None."""
     if figure is None:
       self.add('<p class="note">%s</p>' % html.escape(missing))
-      return False
+      return
     write_bytes_atomically(os.path.join(self.output, name + '.png'),
                            plots.figure_png(figure))
     write_bytes_atomically(os.path.join(self.output, name + '.svg'),
                            plots.figure_svg(figure))
     self.add(_figure_html(name, alt, caption))
-    return True
 
 
 def _version_matrix_section(page, frame, runs, args):
   """The heatmap, when the runs span MIN_VERSIONS TensorFlow versions."""
   versions = comparison_lib.available_values(runs, 'tf_version')
   if len(versions) < versions_chart.MIN_VERSIONS:
-    return False
+    return
   if args.reference and comparison_lib.normalise_group_value(
       'tf_version', args.reference) not in versions:
     raise UsageError('--reference %s has no successful runs; the versions '
@@ -243,18 +242,19 @@ def _version_matrix_section(page, frame, runs, args):
       html.escape(' Steps, in the order their runs were taken: %s.' % '; '.join(
           '%d. %s' % (number, ', '.join(versions))
           for number, versions in enumerate(steps, 1))) if steps else ''))
-  return page.chart('versions', versions_chart.heatmap(matrix),
-                    'change per configuration and TensorFlow version',
-                    versions_chart.CAPTION % ('TF ' + matrix.reference), '')
+  page.chart('versions', versions_chart.heatmap(matrix),
+             'change per configuration and TensorFlow version',
+             versions_chart.CAPTION % ('TF ' + matrix.reference), '')
 
 
 def _convergence_section(page, frame, group_by):
-  if not convergence_chart.convergence_runs(frame):
-    return False
+  """Accuracy against time, when some run evaluated during training."""
+  figure = convergence_chart.accuracy(frame, group_by)
+  if figure is None:
+    return
   page.add('<h2>Time to accuracy</h2>')
-  return page.chart('accuracy', convergence_chart.accuracy(frame, group_by),
-                    'top-1 accuracy against time, every run',
-                    convergence_chart.ACCURACY_CAPTION, '')
+  page.chart('accuracy', figure, 'top-1 accuracy against time, every run',
+             convergence_chart.ACCURACY_CAPTION, '')
 
 
 def _change_section(page, frame, runs, group_by, pair, args):

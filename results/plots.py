@@ -23,10 +23,14 @@ def tf_versions(runs):
                 key=comparison_lib.version_sort_key)
 
 
-def _png(figure):
+def _file_bytes(figure, file_format, **options):
   buffer = io.BytesIO()
-  figure.savefig(buffer, format='png', dpi=100, bbox_inches='tight')
+  figure.savefig(buffer, format=file_format, bbox_inches='tight', **options)
   return buffer.getvalue()
+
+
+def _png(figure):
+  return _file_bytes(figure, 'png', dpi=100)
 
 
 # Public for the other chart modules (results/history/chart.py).
@@ -35,9 +39,14 @@ figure_png = _png
 
 def figure_svg(figure):
   """The figure as SVG text bytes, for a report that scales it."""
-  buffer = io.BytesIO()
-  figure.savefig(buffer, format='svg', bbox_inches='tight')
-  return buffer.getvalue()
+  return _file_bytes(figure, 'svg')
+
+
+def key_labels(keys):
+  """config key -> short label naming the fields that vary among ``keys``
+  (the model when none does): the answering charts' row labels."""
+  fields = comparison_lib.varying_fields(keys) or ['model']
+  return {key: comparison_lib.describe_config(key, fields) for key in keys}
 
 
 def _median_and_iqr(values):

@@ -168,7 +168,8 @@ def render_html_fragment(comparison):
   # and those rows cite it by number; what only one row says stays in its
   # cell (the same paragraph on every row is read once, not five times).
   note_index = header.index('note')
-  parts_of = [[part for part in cells[note_index].split('; ') if part]
+  parts_of = [[part for part in
+               cells[note_index].split(comparison_lib.NOTE_SEPARATOR) if part]
               for cells in rows]
   counts = collections.Counter(part for parts in parts_of
                                for part in set(parts))
@@ -183,7 +184,8 @@ def render_html_fragment(comparison):
       if part not in shared:
         shared.append(part)
       cited.append('[%d]' % (shared.index(part) + 1))
-    cells[note_index] = '; '.join(own + ([' '.join(cited)] if cited else []))
+    cells[note_index] = comparison_lib.NOTE_SEPARATOR.join(
+        own + ([' '.join(cited)] if cited else []))
     out.append('<tr class="%s">%s</tr>' % (
         row.verdict.replace(' ', '-'),
         ''.join('<td>%s</td>' % html.escape(c) for c in cells)))

@@ -12,7 +12,7 @@ import math
 from matplotlib.figure import Figure
 
 from results import comparison as comparison_lib
-from results import plots  # noqa: F401  (selects the headless Agg backend)
+from results import plots
 from results import stats
 
 VERDICT_COLOURS = {stats.REGRESSION: '#c62828', stats.IMPROVEMENT: '#2e7d32',
@@ -33,8 +33,8 @@ def drawn_rows(comparison, labels):
       continue
     rows.append((labels[row.key], result.change_pct, result.change_pct_low,
                  result.change_pct_high, row.verdict))
-  worst_first = -1 if comparison.rows and comparison.rows[0].lower_is_better \
-      else 1
+  higher_is_better = comparison_lib.METRICS[comparison.metric][1]
+  worst_first = 1 if higher_is_better else -1
   return sorted(rows, key=lambda r: worst_first * r[1])
 
 
@@ -44,11 +44,8 @@ def forest(comparison):
   Each row is one errorbar container (axes.containers, top row first), its
   label the configuration's: the tests read the points back from it.
   """
-  keys = [row.key for row in comparison.rows]
-  labels = {key: comparison_lib.describe_config(
-      key, comparison_lib.varying_fields(keys) or ['model'])
-            for key in keys}
-  rows = drawn_rows(comparison, labels)
+  rows = drawn_rows(comparison, plots.key_labels(
+      [row.key for row in comparison.rows]))
   if not rows:
     return None
   figure = Figure(figsize=(7.5, 1.2 + 0.42 * len(rows)))

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 import numpy as np
 
 from results import comparison as comparison_lib
-from results import plots  # noqa: F401  (selects the headless Agg backend)
+from results import plots
 
 EVALUATIONS = 'summary.evaluations'
 TARGET = 'summary.target_top_1_accuracy'
@@ -48,7 +48,7 @@ def curve(run):
   return points
 
 
-def convergence_runs(frame):
+def _convergence_runs(frame):
   """Runs with an accuracy curve (status ok or target_not_reached)."""
   return [run for run in comparison_lib.usable_runs(frame) if curve(run)]
 
@@ -56,7 +56,7 @@ def convergence_runs(frame):
 def accuracy(frame, group_by):
   """A Figure of the curves and the times to target, or None when no run
   evaluated during training."""
-  runs = convergence_runs(frame)
+  runs = _convergence_runs(frame)
   if not runs:
     return None
   groups = comparison_lib.available_values(runs, group_by)

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 import numpy as np
 
 from results import comparison as comparison_lib
-from results import plots  # noqa: F401  (selects the headless Agg backend)
+from results import plots
 from results import stats
 
 MIN_VERSIONS = 3
@@ -49,9 +49,7 @@ class VersionMatrix:
     comparison_lib.judge_family(family, alpha, min_effect_pct)
     self.keys = sorted({key for key, _ in self.cells},
                        key=comparison_lib.sortable_key)
-    fields = comparison_lib.varying_fields(self.keys) or ['model']
-    self.labels = {key: comparison_lib.describe_config(key, fields)
-                   for key in self.keys}
+    self.labels = plots.key_labels(self.keys)
     self.runs = runs
 
   def steps(self):

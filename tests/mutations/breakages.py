@@ -617,7 +617,7 @@ BREAKAGES = (
     Breakage(
         'dashboard_prints_paths',
         'results/dashboard.py',
-        "  return sorted({os.path.basename(str(d).rstrip(os.sep))",
+        "  return sorted({comparison_lib.group_display('dir', str(d))",
         "  return sorted({str(d)",
         ('tests/results/test_dashboard_charts.py::test_an_a_b_page_opens_on_'
          'the_change_and_says_each_note_once',),
