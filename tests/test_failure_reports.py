@@ -132,7 +132,7 @@ def test_report_lines_end_with_the_root_cause():
                                'stalled')[0] == 'Run stalled: m'
   assert failures.report_lines(failures.failure('Interrupted', 'stopped by '
                                                 'SIGTERM'), 'interrupted') == [
-      'Interrupted: stopped by SIGTERM. Partial results were recorded.']
+      'Interrupted: stopped by SIGTERM.']
 
 
 def test_a_lost_peer_is_gone_or_unreachable_by_its_probe_alone():

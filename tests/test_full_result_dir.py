@@ -46,6 +46,8 @@ def _check_one_clear_line(out, result_dir):
   assert 'No space left on device' in said[0], out
   assert 'Traceback' not in out, out
   assert 'Run record: ' not in out, out
+  # Nothing claims the results were recorded.
+  assert 'recorded' not in out.replace(NOT_WRITTEN, ''), out
   assert not [n for n in os.listdir(result_dir) if n != 'filler'], \
       os.listdir(result_dir)
 

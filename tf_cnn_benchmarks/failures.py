@@ -163,8 +163,10 @@ def describe(exc, rc, peak_on=None):
 def report_lines(run_failure, status='failed'):
   """The lines every task prints for its failure (and the launcher reads)."""
   if status == 'interrupted':
-    lines = ['Interrupted: %s. Partial results were recorded.'
-             % run_failure['message']]
+    # Whether the partial results were recorded is said by the record's
+    # own line ("Run record: ..." or "Could not write ..."), written after
+    # this one: never claimed here in advance.
+    lines = ['Interrupted: %s.' % run_failure['message']]
   else:
     lead = 'Run stalled' if status == 'stalled' else 'Run failed'
     lines = ['%s: %s' % (lead, run_failure['message'])]
