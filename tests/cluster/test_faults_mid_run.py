@@ -562,6 +562,46 @@ def test_sigterm_while_stalled_records_interrupted(tmp_path):
   helpers.assert_no_orphans(pids)
 
 
+@pytest.mark.timeout(150)
+def test_sigterm_during_a_slow_watchdog_check_ends_within_the_kill_bound(
+    tmp_path):
+  """worker1's watchdog is inside a check that takes 40 s (test fault: as
+  a name lookup or a board read that blocks would) and its main thread is
+  blocked in a synchronous step (worker0 frozen). SIGTERM must still end
+  it, interrupted and recorded, within watchdog.SIGNALLED_EXIT_SECONDS,
+  the time the launcher and the ssh guard wait before SIGKILL: the check
+  must not hold the signal up."""
+  from tf_cnn_benchmarks.liveness import watchdog  # pylint: disable=g-import-not-at-top
+  process, log = helpers.launch_in_background(
+      tmp_path, env={helpers.FAULT_ENV: 'slow_check:worker1:step1:x40'},
+      cross_replica_sync=True, display_every=10, stall_timeout=120)
+  pids = {}
+
+  def wake():
+    if 'worker0' in pids and helpers.pid_alive(pids['worker0']):
+      os.kill(pids['worker0'], signal.SIGCONT)
+  try:
+    pids = helpers.wait_until_step(process, log, 'worker1', 10)
+    os.kill(pids['worker0'], signal.SIGSTOP)
+    time.sleep(1.5)  # worker1 is now blocked in a step, waiting for it
+    os.kill(pids['worker1'], signal.SIGTERM)
+    stopped_at = time.monotonic()
+    helpers.wait_for(lambda: not helpers.pid_alive(pids['worker1']), 60,
+                     'worker1 to end')
+    took = time.monotonic() - stopped_at
+    wake()
+    process.wait(timeout=60)  # the launcher stops the rest, then reports
+  finally:
+    wake()
+    helpers.kill([process])
+  output = helpers.read(log)
+  assert took < watchdog.SIGNALLED_EXIT_SECONDS, (took, output)
+  assert re.search(r'\[launch\] worker1 +exit 130', output), output
+  rec = helpers.records(str(tmp_path))['worker1']
+  assert rec['status'] == 'interrupted', rec
+  assert 'ended by the watchdog' in rec['failure']['message'], rec['failure']
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize('mode,victim', [

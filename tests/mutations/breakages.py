@@ -648,4 +648,13 @@ BREAKAGES = (
          'its_steps_and_the_release_it_found',),
         "a bisect folder's page names the newest slower release, not the "
         'first'),
+    # --- The kill bound under every watchdog activity (issue #29).
+    Breakage(
+        'watchdog_waits_out_its_check',
+        'tf_cnn_benchmarks/liveness/watchdog.py',
+        'self._stop.is_set() or self.signal_received())), False',
+        'False)), False',
+        ('tests/cluster/test_faults_mid_run.py::test_sigterm_during_a_slow_'
+         'watchdog_check_ends_within_the_kill_bound',),
+        'a signal waits until the watchdog\'s check returns'),
 )

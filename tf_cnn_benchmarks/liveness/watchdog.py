@@ -16,6 +16,13 @@ is absent). Once a second, or at once for a signal, the thread asks:
 
 A check returns an endings.Ending or None; the first Ending goes to
 run_exit.RunExit.end, the one place a run ends from this thread.
+
+The runtime's check runs in a thread of its own (``_Checker``), which this
+thread waits for while still watching for a signal: a check may block for
+seconds (a board read, a name lookup, a frozen peer's gRPC call), and a
+signal must end the run within SIGNALLED_EXIT_SECONDS whatever the check
+is doing. A check still running when the signal ends the run is left to
+die with the process.
 """
 
 import threading
@@ -40,6 +47,41 @@ SIGNAL_GRACE_SECONDS = stop_request.SIGNAL_GRACE_SECONDS
 # would leave no record.
 SIGNALLED_EXIT_SECONDS = (SIGNAL_GRACE_SECONDS + TICK_SECONDS +
                           run_exit.LEAVING_SECONDS + 4.0)
+# While a check runs, a signal is looked for this often.
+_CHECK_POLL_SECONDS = 0.05
+
+
+class _Checker:
+  """Runs the runtime's check in its own thread, one check at a time."""
+
+  def __init__(self):
+    self._thread = None
+    self._outcome = None  # ('ending', Ending or None) or ('error', exc)
+
+  def run(self, check, now, interrupted):
+    """check(now)'s Ending (None: none, or ``interrupted()`` became true
+    before the check returned; it is then left running, and the next call
+    waits for it instead of starting another). Re-raises its exception."""
+    if self._thread is None:
+      self._outcome = None
+
+      def call():
+        try:
+          self._outcome = ('ending', check(now))
+        except Exception as e:  # pylint: disable=broad-except
+          self._outcome = ('error', e)
+      self._thread = threading.Thread(target=call, name='watchdog-check',
+                                      daemon=True)
+      self._thread.start()
+    while self._thread.is_alive():
+      self._thread.join(_CHECK_POLL_SECONDS)
+      if self._thread.is_alive() and interrupted():
+        return None
+    self._thread = None
+    kind, value = self._outcome
+    if kind == 'error':
+      raise value
+    return value
 
 
 class Watchdog:
@@ -51,6 +93,7 @@ class Watchdog:
     self._say = say
     self._said = set()
     self._check = None
+    self._checker = _Checker()
     self.activity = activity.Activity()
     self.phases = phases.Phases(self.activity, say)
     self.stop_request = stop_request.StopRequest(self._acknowledge)
@@ -160,7 +203,10 @@ class Watchdog:
       return None, False
     self.phases.announce(now)
     check = self._check
-    return (check(now) if check is not None else None), False
+    if check is None:
+      return None, False
+    return self._checker.run(check, now, lambda: (
+        self._stop.is_set() or self.signal_received())), False
 
   def _interrupted(self, doing, why):
     return endings.Ending(endings.INTERRUPTED, failures.failure(

@@ -25,6 +25,12 @@ Read from one environment variable, which no user sets by accident:
                         every step after the others have done its work
                         (orders the workers' updates in a test of
                         --sync_updates=barrier);
+  slow_check:worker1:step5:x20
+                        from its step 5 on, worker1's watchdog check takes
+                        20 s (F seconds) once, as a check blocked in a name
+                        lookup or a board read would: tests that a signal
+                        ends the task within its bound whatever the
+                        watchdog is doing (liveness/watchdog.py);
   refused_copy:worker1:step5:x2
                         worker1's step 5 runs, then raises the real
                         tf.errors.AbortedError a peer answers to a gRPC
@@ -47,13 +53,14 @@ from typing import Optional
 from tf_cnn_benchmarks.test_hooks import variables
 
 ENV = variables.FAULT_ENV
-KINDS = ('stall', 'oom', 'slow', 'slow_compute', 'lag', 'refused_copy')
+KINDS = ('stall', 'oom', 'slow', 'slow_compute', 'lag', 'refused_copy',
+         'slow_check')
 _SPEC = re.compile(r'^(%s):(\w+?\d+):step(\d+)(?::x([0-9.]+))?$' %
                    '|'.join(KINDS))
 
 
 # Kinds whose spec has an :x<F> part, and F when it has none.
-_WITH_FACTOR = ('slow', 'slow_compute', 'lag', 'refused_copy')
+_WITH_FACTOR = ('slow', 'slow_compute', 'lag', 'refused_copy', 'slow_check')
 _DEFAULT_FACTOR = {'refused_copy': 1.0}
 
 
@@ -79,6 +86,8 @@ class Fault:
       _slow_down(self, step)
     if self.kind == 'lag' and step >= self.step:
       time.sleep(self.factor)
+    if self.kind == 'slow_check' and step >= self.step:
+      _slow_check['due'] = True
     if self.kind == 'slow_compute':
       # Read by the step's own pause op (in_step_graph).
       _compute['began'] = time.monotonic() if step >= self.step else None
@@ -111,6 +120,19 @@ class Fault:
         'From /job:ps/replica:0/task:0:\nThe same RunGraph (Worker) request '
         'was received twice. graph_handle: "000000000000001a" step_id: %d '
         '(%s)' % (step, self.describe()))
+
+  def around_check(self, check):
+    """The watchdog's ``check(now)``, slowed once by a due slow_check (in
+    the watchdog's own call, as a slow lookup would); else ``check``."""
+    if self.kind != 'slow_check':
+      return check
+
+    def slowed(now):
+      if _slow_check['due'] and not _slow_check['slept']:
+        _slow_check['slept'] = True
+        time.sleep(self.factor)
+      return check(now)
+    return slowed
 
   def in_step_graph(self, handed_over, device):
     """Builds a slow_compute fault into this task's step graph: a pause op
@@ -166,6 +188,8 @@ _refused = {'count': 0}
 _previous_step = {}
 # slow_compute: when the current step's run began (None: not slowed).
 _compute = {'began': None}
+# slow_check: its step was reached; its one slow check was made.
+_slow_check = {'due': False, 'slept': False}
 
 
 def _slow_down(fault, step):

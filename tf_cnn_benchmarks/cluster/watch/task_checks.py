@@ -56,9 +56,10 @@ class TaskChecks:
 
   # -- main thread
 
-  def start(self):
-    """The run's watchdog asks this object from now on."""
-    self._run_watch.watch_with(self._check)
+  def start(self, around=None):
+    """The run's watchdog asks this object from now on (``around(check)``:
+    the check a test fault wraps it in, test_hooks.fault_injection)."""
+    self._run_watch.watch_with(around(self._check) if around else self._check)
 
   def stop(self):
     self._run_watch.watch_with(None)
