@@ -11,11 +11,12 @@ import os
 
 from preprocessing.errors import DataError, explain_data_error
 from preprocessing.errors import may_need_locating
+from preprocessing.diagnosis import RESCAN_SECONDS
 
 DATA_NAMES = ('imagenet', 'cifar10')
 
 __all__ = ['DataError', 'explain_data_error', 'may_need_locating', 'get_input_source',
-           'DATA_NAMES']
+           'DATA_NAMES', 'RESCAN_SECONDS']
 
 
 def holds_cifar10(data_dir):

@@ -52,9 +52,14 @@ from tests.cluster import netns  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks.cluster.launch import launch_summary  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks.cluster.launch import launcher  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks.cluster.launch import task_processes  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks.cluster.task import runtime  # pylint: disable=g-import-not-at-top
 
 INVARIANTS = ('bounded', 'cause', 'orphans', 'records', 'resume')
 _DISPLAY_LINE = re.compile(r'^\d+\t', re.M)
+_LOCATING = runtime.LOCATING
+# A task's first line once its server is up (runtime.begin; a ps:
+# serving_task's device summary).
+_STARTED_LINE = re.compile(r'^(?:Cluster task |Devices: )', re.M)
 
 
 class Unavailable(RuntimeError):
@@ -78,8 +83,12 @@ class Cluster:
 
   def __init__(self, trial, directory, addresses, prefixes, own_flags,
                common):
-    self.trial = trial
+    self.trial, self.addresses = trial, addresses
     self.logs, self.tasks, self.exited = {}, {}, {}
+    # When each task said its server was up: its start-up clock runs from
+    # just before (deadlines.StartupClock, then the server), so start-up
+    # bounds count from here, not from a guess at Python's start.
+    self.started = {}
     for label in trial.labels:
       job, index = re.match(r'(\D+)(\d+)$', label).groups()
       self.logs[label] = os.path.join(directory, label + '.log')
@@ -91,7 +100,11 @@ class Cluster:
       self.tasks[label] = task
 
   def poll(self):
-    """Notes every exit (time.monotonic()); True when all have exited."""
+    """Notes every start and exit (time.monotonic()); True when all have
+    exited."""
+    for label in self.tasks:
+      if label not in self.started and _STARTED_LINE.search(self.log(label)):
+        self.started[label] = time.monotonic()
     for label, task in self.tasks.items():
       if label not in self.exited and task.process.poll() is not None:
         self.exited[label] = time.monotonic()
@@ -162,12 +175,19 @@ def run_trial(trial, work, bound_of, ps_extra, say):
   rng = random.Random(trial.seed)
   disk = chaos_faults.SmallDisk(train_dir) if trial.fault == 'disk_full' \
       else None
+  # The victim's own --result_dir, full before it starts (finding 1).
+  full = chaos_faults.SmallDisk(
+      os.path.join(directory, 'full_records'), size='1m') if (
+          trial.fault == 'result_dir_full') else None
   namespaces = netns.veth_namespaces(_unavailable) if isolated else None
   cluster = None
   try:
     sides = namespaces.__enter__() if namespaces else None
-    if disk:
-      disk.__enter__()
+    for small in (disk, full):
+      if small:
+        small.__enter__()
+    if full:
+      full.fill()
     addresses = _addresses(trial, isolated)
     prefixes = {l: ['ip', 'netns', 'exec', sides[0] if l == trial.victim
                     else sides[1]] for l in trial.labels} if sides else {}
@@ -181,6 +201,8 @@ def run_trial(trial, work, bound_of, ps_extra, say):
       chaos_faults.corrupt_copy(good, bad, rng)
       own_flags = {l: ['--data_dir=' + (bad if l == trial.victim else good)]
                    for l in trial.labels}
+    if full:
+      own_flags = {trial.victim: ['--result_dir=' + full.path]}
     common = helpers.tiny_flags(result_dir, **settings) + _host_flags(
         addresses, trial)
     cluster = Cluster(trial, directory, addresses, prefixes, own_flags,
@@ -217,8 +239,11 @@ def run_trial(trial, work, bound_of, ps_extra, say):
   finally:
     if cluster is not None:
       cluster.kill_all()
-    if disk:
-      disk.__exit__(None, None, None)
+    for small in (disk, full):
+      if small:
+        small.__exit__(None, None, None)
+    # A real-sized corrupt copy is 250 MB: a long soak keeps only logs.
+    shutil.rmtree(os.path.join(directory, 'corrupt'), ignore_errors=True)
     if namespaces:
       namespaces.__exit__(None, None, None)
   return Outcome(trial, {k: v for k, v in problems.items() if v}, worst,
@@ -248,8 +273,12 @@ def _inject(trial, cluster, events, expect, disk, sides, problems, say):
   fault = trial.fault
   if fault in ('sigkill', 'ps_kill_in_save'):
     os.kill(pid, signal.SIGKILL)
-  elif fault in ('sigterm', 'sigterm_startup'):
+  elif fault in ('sigterm', 'sigterm_startup', 'result_dir_full'):
     os.kill(pid, signal.SIGTERM)
+  elif fault == 'sighup':
+    os.kill(pid, signal.SIGHUP)  # its terminal closed
+  elif fault == 'malformed_note':
+    chaos_faults.forge_note(trial, cluster.addresses)
   elif fault == 'sigstop':
     os.kill(pid, signal.SIGSTOP)
   elif fault in ('link_down', 'link_blip'):
@@ -257,10 +286,27 @@ def _inject(trial, cluster, events, expect, disk, sides, problems, say):
   elif fault == 'disk_full':
     disk.fill()
   others = [w for w in cluster.workers() if w != victim]
+  if fault == 'corrupt_record':
+    # The record is read when the pipeline reaches it (its shuffle buffer
+    # fills first): the bounds count from the reader's word that it is
+    # locating it (its provisional note is on the board by then).
+    cluster.wait(lambda: _LOCATING in cluster.log(victim) or (
+        victim in cluster.exited), chaos_plan.trial_cap_seconds(
+            chaos_plan.bounds()[0]))
+    if _LOCATING in cluster.log(victim):
+      events[chaos_plan.DATA_FAILED] = time.monotonic()
+    else:
+      problems['cause'].append('%s never said it was %s' % (victim,
+                                                            _LOCATING))
   if fault in ('corrupt_record', 'disk_full'):
     # These end the victim by itself, when it next reads or saves.
     cluster.wait(lambda: victim in cluster.exited, expect[victim].bound)
     events[chaos_plan.VICTIM_EXIT] = cluster.exited.get(victim)
+    if fault == 'corrupt_record' and None not in (
+        events.get(chaos_plan.DATA_FAILED), cluster.exited.get(victim)):
+      say('  (%s located the record and left %.1f s after it said it was '
+          'locating it)' % (victim, cluster.exited[victim] -
+                            events[chaos_plan.DATA_FAILED]))
   if fault == 'link_blip':
     cluster.wait(lambda: False, trial.blip_seconds)
     netns.set_link(sides[0], up=True)
@@ -303,7 +349,11 @@ def _check_exits(trial, cluster, expect, events, problems):
   for label, task in cluster.tasks.items():
     want = expect[label]
     code = task.process.returncode
-    since = events.get(want.since)
+    since = (cluster.started.get(label) if want.since == chaos_plan.OWN_START
+             else events.get(want.since))
+    if since is None and want.since == chaos_plan.OWN_START and (
+        label != trial.victim):
+      problems['bounded'].append('%s never said its server was up' % label)
     took = cluster.exited[label] - since if since is not None else None
     if took is not None:
       worst = max(worst, took / want.bound)
@@ -355,6 +405,18 @@ def _check_records(trial, cluster, expect, result_dir, problems):
     code = cluster.tasks[label].process.returncode
     if code is None or code < 0:
       continue  # killed by a signal: no record is possible
+    if trial.fault == 'result_dir_full' and label == trial.victim:
+      # Its record cannot be written: one clear line instead, no
+      # traceback, and the run's own exit (checked against its Expect).
+      log = cluster.log(label)
+      said = [l for l in log.splitlines()
+              if 'Could not write the run record to ' in l]
+      if len(said) != 1 or 'Traceback' in log:
+        problems['records'].append(
+            '%s (full --result_dir): %d "Could not write" lines%s' % (
+                label, len(said), ', a traceback' if 'Traceback' in log
+                else ''))
+      continue
     record = by_task.get(label)
     if record is None:
       problems['records'].append('%s exited %d without a record' % (
@@ -369,8 +431,9 @@ def _check_records(trial, cluster, expect, result_dir, problems):
     if label == trial.victim or trial.fault == 'link_blip':
       continue
     if trial.carries_on:
-      if trial.fault in ('sigkill', 'sigterm', 'disk_full',
-                         'corrupt_record') and trial.victim not in lost:
+      if trial.fault in chaos_plan.STOPPED_LIKE_SIGTERM + (
+          'sigkill', 'disk_full', 'corrupt_record',
+          'malformed_note') and trial.victim not in lost:
         problems['cause'].append('%s\'s record does not list %s among its '
                                  'peer failures (%s)' % (label, trial.victim,
                                                          lost))

@@ -50,6 +50,9 @@ _HURRIED_DONE_MS = 2000
 BOARD_HOST_WAIT_SECONDS = root_cause.PEER_FAILURE_WAIT_SECONDS + 2.0
 # ... when leaving in a hurry (within liveness/run_exit.LEAVING_SECONDS).
 _HURRIED_BOARD_HOST_WAIT_SECONDS = 3.0
+# What a task whose input failed says (its log, its provisional note)
+# while it re-reads shards to find the record.
+LOCATING = 'locating the record'
 
 
 class ClusterRuntime:
@@ -177,7 +180,7 @@ class ClusterRuntime:
         self.role, self.params, self.startup, self.role.all_peers(), peers,
         run_watch, self._note_peer_failure,
         note_stragglers=self._note_stragglers)
-    self.checks.start()
+    self.checks.start(self._fault.around_check if self._fault else None)
     try:
       names = self.wait_for_peers(peers)
       with run_watch.phase('session', '%s (TensorFlow waits for every one '
@@ -364,10 +367,15 @@ class ClusterRuntime:
         # few seconds only. So they learn at once that it is this task's
         # data, and the exact record follows.
         first = failures.failure(
-            'DataError', 'bad input data on %s (%s); locating the record' % (
-                self.role.task_name, failures.first_line(exc)),
+            'DataError', 'bad input data on %s (%s); %s' % (
+                self.role.task_name, failures.first_line(exc), LOCATING),
             self.role.task_name)
         self._leave_note(sess, {'status': status, 'failure': first,
                                 'provisional': True})
+        if self.run_watch is not None:
+          # The re-scan can take minutes: say why this task is not done.
+          self.run_watch.say('%s: bad input data; %s (re-reading shards, '
+                             'up to %.0f s)' % (self.role.task_name, LOCATING,
+                                                preprocessing.RESCAN_SECONDS))
       self._leave_note(sess, {'status': status,
                               'failure': failures.describe(exc, self._rc)})
