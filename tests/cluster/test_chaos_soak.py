@@ -96,8 +96,8 @@ def test_bounds_are_the_ones_reliability_md_prints():
   assert printed == bound_of, (printed, bound_of)
   assert chaos_plan.describe_bounds(bound_of, ps_extra)[-1].strip() in block
   # The slack itself, as the table's text says it.
-  assert chaos_plan.LOAD_SLACK_SECONDS == 15.0
-  assert 'each with 15 s of slack' in re.sub(r'\s+', ' ', text)
+  assert chaos_plan.LOAD_SLACK_SECONDS == 5.0
+  assert 'each with 5 s of slack' in re.sub(r'\s+', ' ', text)
 
 
 def test_orphan_scan_finds_what_a_task_left_in_its_session():
