@@ -14,8 +14,10 @@ bound holds a guess at how long Python and TensorFlow take to start.
 TensorFlow is loaded for some of those constants (once).
 """
 
+import argparse
 import dataclasses
 import random
+import re
 from typing import Dict, FrozenSet, Optional
 
 import preprocessing
@@ -23,6 +25,7 @@ from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.config import flags
 from tf_cnn_benchmarks.cluster.watch import cluster_watch
 from tf_cnn_benchmarks.cluster import deadlines
+from tf_cnn_benchmarks.cluster.launch import ssh_hosts
 from tf_cnn_benchmarks.cluster.watch import reachability
 from tf_cnn_benchmarks.cluster.watch import root_cause
 from tf_cnn_benchmarks.cluster.watch import startup_guard
@@ -31,7 +34,7 @@ from tf_cnn_benchmarks.liveness import watchdog
 MODES = ('parameter_server', 'distributed_replicated', 'collective_all_reduce')
 FAULTS = ('sigkill', 'sigstop', 'sigterm', 'sigterm_startup', 'link_down',
           'link_blip', 'disk_full', 'corrupt_record', 'ps_kill_in_save',
-          'sighup', 'result_dir_full', 'malformed_note')
+          'sighup', 'result_dir_full', 'malformed_note', 'ssh_drop')
 # Faults that stop the victim as SIGTERM does (a closed terminal; SIGTERM
 # to a worker whose --result_dir is full): the same outcome is owed.
 STOPPED_LIKE_SIGTERM = ('sigterm', 'sighup', 'result_dir_full')
@@ -48,6 +51,10 @@ KILLED_EXIT_SECONDS = 3.0
 # Carry-on trials (nothing the cluster must die of) train this long after
 # the fault, then every worker gets SIGTERM ("the stop").
 CARRY_ON_SECONDS = 8.0
+# An ssh link drop lasts this much longer than ssh's give-up without the
+# run's bound (so that give-up would have ended the run), at least and at
+# most (ssh_drop_seconds).
+SSH_DROP_PAST_GIVE_UP_SECONDS = (1.0, 9.0)
 
 # Reference events a task's exit is timed from.
 FAULT, STOP, RESUME, VICTIM_EXIT = 'fault', 'stop', 'resume', 'victim exit'
@@ -75,7 +82,7 @@ class Trial:
   fault: str
   victim: str          # 'ps1', 'worker0', ...
   delay: float         # s after training started (start-up faults: after start)
-  blip_seconds: float  # link_blip: how long the link stays down
+  blip_seconds: float  # link_blip, ssh_drop: how long the link stays down
 
   @property
   def labels(self):
@@ -94,7 +101,7 @@ class Trial:
   @property
   def carries_on(self):
     """Must the cluster train on after this fault (then be stopped)?"""
-    if self.fault == 'link_blip':
+    if self.fault in ('link_blip', 'ssh_drop'):
       return True
     # An asynchronous cluster trains on without a worker, whatever ended
     # it; not before training (the start barrier waits for every worker).
@@ -154,6 +161,9 @@ def plan(seed, max_workers=8, only_fault=None):
   delay = rng.uniform(1.0, 8.0) if fault == 'sigterm_startup' else (
       0.0 if fault == 'corrupt_record' else rng.uniform(0.0, 4.0))
   blip = rng.uniform(2.0, STALL_TIMEOUT - 4.0) if fault == 'link_blip' else 0
+  if fault == 'ssh_drop':
+    # After every other draw: the draws above stay those of the other kinds.
+    blip = rng.uniform(*ssh_drop_seconds())
   return Trial(seed, mode, num_ps, num_workers, sync, checkpoints, fault,
                victim, round(delay, 2), round(blip, 2))
 
@@ -174,6 +184,32 @@ def _params():
   return flags.make_params(stall_timeout=STALL_TIMEOUT,
                            stall_shutdown_timeout=STALL_SHUTDOWN_TIMEOUT,
                            startup_timeout=STARTUP_TIMEOUT)
+
+
+def ssh_give_up_seconds(silent_seconds=None):
+  """How long the launcher's ssh keeps a silent connection: its
+  keep-alives unanswered (ssh_hosts.Ssh's options, with the launcher's
+  defaults; ``silent_seconds``: the run's bound it is given)."""
+  parser = argparse.ArgumentParser()
+  ssh_hosts.add_arguments(parser)
+  args = parser.parse_args([])
+  ssh = (ssh_hosts.Ssh(args) if silent_seconds is None else
+         ssh_hosts.Ssh(args, silent_seconds))
+  count = int(re.search(r'ServerAliveCountMax=(\d+)',
+                        ' '.join(ssh.options)).group(1))
+  return count * ssh_hosts.ALIVE_INTERVAL_SECONDS
+
+
+def ssh_drop_seconds():
+  """(shortest, longest) ssh_drop: longer than ssh's give-up without a
+  run's bound (the old fixed 15 s, which ended a run on any such drop), and
+  shorter, by the load slack, than the run's own lost-peer bound (its ssh
+  keep-alives wait that long): a drop the run must survive."""
+  old = ssh_give_up_seconds()
+  lost_peer = deadlines.lost_peer_end_seconds(_params())
+  run = min(lost_peer, ssh_give_up_seconds(lost_peer))
+  low, high = (old + s for s in SSH_DROP_PAST_GIVE_UP_SECONDS)
+  return low, min(high, run - LOAD_SLACK_SECONDS)
 
 
 def bounds():
@@ -215,6 +251,14 @@ def expectations(trial, bound_of=None) -> Dict[str, Expect]:
   victim_is_ps = victim.startswith('ps')
   out = {}
   codes = lambda *c: frozenset(c)  # pylint: disable=unnecessary-lambda-assignment
+  if fault == 'ssh_drop':
+    # The drop ends nothing (ssh waits out the run's own bound); the stop,
+    # SIGTERM to the launcher, ends every task, a ps too (its guard
+    # signals it), by the signal bound.
+    return {label: Expect(codes(exit_codes.INTERRUPTED), STOP,
+                          bound_of['signal'],
+                          'its ssh link came back; the launcher was stopped')
+            for label in trial.labels}
 
   # The victim itself.
   if fault in ('sigkill', 'ps_kill_in_save'):

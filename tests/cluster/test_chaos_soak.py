@@ -26,6 +26,8 @@ sys.path.insert(0, STUDIES)
 
 import chaos_faults  # pylint: disable=g-import-not-at-top,wrong-import-position
 import chaos_plan  # pylint: disable=g-import-not-at-top,wrong-import-position
+from tf_cnn_benchmarks import exit_codes  # pylint: disable=g-import-not-at-top,wrong-import-position
+from tf_cnn_benchmarks.cluster import deadlines  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 # Seeds 1090..1099 with at most 3 workers (CI has 2 cores) draw every kind
 # of fault and every mode, two of them in runs that must train on.
@@ -54,7 +56,8 @@ def test_fixed_seed_sample_holds_every_invariant(tmp_path):
 
 def test_a_trial_is_a_function_of_its_seed():
   sample = [chaos_plan.plan(SAMPLE_SEED + i, 3) for i in range(SAMPLE_TRIALS)]
-  assert {t.fault for t in sample} == set(chaos_plan.FAULTS)
+  # ssh_drop has a trial of its own (it needs OpenSSH and iptables).
+  assert {t.fault for t in sample} == set(chaos_plan.FAULTS) - {'ssh_drop'}
   trials = [chaos_plan.plan(seed) for seed in range(200)]
   assert trials == [chaos_plan.plan(seed) for seed in range(200)]
   # The sample's seeds draw several kinds of fault and every mode.
@@ -118,3 +121,37 @@ def test_orphan_scan_finds_what_a_task_left_in_its_session():
       pass
   helpers.wait_for(lambda: not chaos_faults.session_members({task.pid}), 10,
                    'the orphan to go')
+
+
+def test_ssh_link_drops_are_drawn_within_their_bounds(monkeypatch):
+  trials = [chaos_plan.plan(seed) for seed in range(200)]
+  drops = [t for t in trials if t.fault == 'ssh_drop']
+  assert drops
+  low, high = chaos_plan.ssh_drop_seconds()
+  # Past ssh's give-up without the run's bound (which ended the run), and
+  # within the run's own lost-peer bound, slack to spare.
+  assert low > chaos_plan.ssh_give_up_seconds()
+  params = chaos_plan._params()  # pylint: disable=protected-access
+  lost_peer = deadlines.lost_peer_end_seconds(params)
+  assert high + chaos_plan.LOAD_SLACK_SECONDS <= lost_peer
+  assert {t.victim.rstrip('0123456789') for t in drops} == {'ps', 'worker'}
+  bound_of, _ = chaos_plan.bounds()
+  for t in drops:
+    assert low <= t.blip_seconds <= high, t
+    assert t.victim in t.labels and t.carries_on
+    expect = chaos_plan.expectations(t)
+    assert set(expect) == set(t.labels)
+    # Every task, the victim too, ends by the stop: interrupted.
+    assert {(e.codes, e.since, e.bound) for e in expect.values()} == {
+        (frozenset([exit_codes.INTERRUPTED]), chaos_plan.STOP,
+         bound_of['signal'])}
+  assert chaos_plan.plan(drops[0].seed) == drops[0]
+  # The new kind only takes the seeds whose draw lands on it (or after
+  # it): every other trial is the one drawn before ssh_drop existed.
+  faults = chaos_plan.FAULTS
+  monkeypatch.setattr(chaos_plan, 'FAULTS',
+                      faults[:faults.index('ssh_drop')])
+  before = [chaos_plan.plan(seed) for seed in range(200)]
+  for old, new in zip(before, trials):
+    assert new == old or new.fault not in chaos_plan.FAULTS, (old, new)
+
