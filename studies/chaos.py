@@ -26,6 +26,11 @@ step. Then it checks what RELIABILITY.md promises:
 It prints a table and exits 1 if any invariant failed, listing each failed
 trial's seed: `chaos.py --seed S --trials 1` replays it. Needs root
 (network namespaces, tmpfs).
+
+An ssh_drop trial runs its cluster through the ssh launcher instead, on
+namespace hosts with real sshd, and silences one task's ssh connection for
+longer than ssh's old give-up (studies/chaos_ssh.py; it also needs OpenSSH
+and iptables, else it is not run and says what to install).
 """
 
 import argparse
@@ -46,6 +51,7 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 import chaos_faults  # pylint: disable=g-import-not-at-top
 import chaos_plan  # pylint: disable=g-import-not-at-top
+import chaos_ssh  # pylint: disable=g-import-not-at-top
 from results import record_io  # pylint: disable=g-import-not-at-top
 from tests.cluster import helpers  # pylint: disable=g-import-not-at-top
 from tests.cluster import netns  # pylint: disable=g-import-not-at-top
@@ -171,6 +177,18 @@ def run_trial(trial, work, bound_of, ps_extra, say):
   expect = chaos_plan.expectations(trial, (bound_of, ps_extra))
   problems = {name: [] for name in INVARIANTS}
   events = {}
+  if trial.fault == 'ssh_drop':
+    # Through the ssh launcher on namespace hosts: studies/chaos_ssh.py.
+    try:
+      worst = chaos_ssh.run_trial(trial, directory, result_dir, train_dir,
+                                  expect, problems, say, _unavailable)
+      if trial.checkpoints:
+        _check_resume(trial, train_dir, directory, problems)
+    except Unavailable as e:
+      problems['bounded'].append('not run: %s' % e)
+      worst = 0.0
+    return Outcome(trial, {k: v for k, v in problems.items() if v}, worst,
+                   time.monotonic() - started)
   isolated = trial.fault in ('link_down', 'link_blip')
   rng = random.Random(trial.seed)
   disk = chaos_faults.SmallDisk(train_dir) if trial.fault == 'disk_full' \

@@ -26,6 +26,7 @@ sys.path.insert(0, STUDIES)
 
 import chaos_faults  # pylint: disable=g-import-not-at-top,wrong-import-position
 import chaos_plan  # pylint: disable=g-import-not-at-top,wrong-import-position
+import chaos_ssh  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tf_cnn_benchmarks import exit_codes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tf_cnn_benchmarks.cluster import deadlines  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -33,6 +34,9 @@ from tf_cnn_benchmarks.cluster import deadlines  # pylint: disable=g-import-not-
 # of fault and every mode, two of them in runs that must train on.
 SAMPLE_SEED = 1090
 SAMPLE_TRIALS = 10
+# An ssh link drop trial (the sample draws none): a ps and two workers,
+# the victim a worker.
+SSH_DROP_SEED = 2
 
 
 @pytest.mark.slow
@@ -155,3 +159,31 @@ def test_ssh_link_drops_are_drawn_within_their_bounds(monkeypatch):
   for old, new in zip(before, trials):
     assert new == old or new.fault not in chaos_plan.FAULTS, (old, new)
 
+
+def test_an_ssh_drop_trial_is_not_run_without_what_it_needs(monkeypatch):
+  monkeypatch.setattr(chaos_ssh.shutil, 'which',
+                      lambda name: None if name == 'iptables' else '/bin/' +
+                      name)
+  monkeypatch.setattr(chaos_ssh.os, 'geteuid', lambda: 0)
+  assert tools.IPTABLES_INSTALL in chaos_ssh.missing()
+  monkeypatch.setattr(chaos_ssh.os, 'geteuid', lambda: 1000)
+  assert tools.ROOT_INSTALL in chaos_ssh.missing()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_an_ssh_link_drop_trial_holds_every_invariant(tmp_path):
+  tools.require_root('the soak (network namespaces)')
+  if chaos_ssh.missing():
+    tools.unavailable(chaos_ssh.missing(), tools.SSH_INSTALL)
+  out = subprocess.run(
+      [sys.executable, os.path.join(STUDIES, 'chaos.py'),
+       '--trials', '1', '--seed', str(SSH_DROP_SEED), '--fault', 'ssh_drop',
+       '--max_workers', '3', '--work_dir', str(tmp_path)],
+      cwd=helpers.REPO, capture_output=True, text=True, timeout=540,
+      env=helpers.child_env())
+  text = out.stdout + out.stderr[-3000:]
+  assert out.returncode == 0, text
+  assert '1 of 1 trials held every invariant.' in text, text
+  assert re.search(r'^ssh_drop +1 +%s' % ' +'.join(['1'] * 5), text,
+                   re.M), text
