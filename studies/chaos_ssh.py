@@ -74,6 +74,8 @@ _CODE_LINE = re.compile(r'^%s(\w+) exit (-?\d+)$' % re.escape(_CODE_MARK),
                         re.M)
 _DISPLAY_LINE = re.compile(r'^\[(worker\d+)\] (\d+)\t', re.M)
 _RECORD_LINE = re.compile(r'^\[(worker\d+)\] Run record: (\S+)$', re.M)
+# The launcher's words for a task whose channel ended before its records.
+_KEPT = re.compile(r'its records, if it wrote any, stay on \S+ in (/[^\s);]+)')
 # sshd's session process leaves a moment after it closed the channel the
 # launcher waited for: the hosts get this long before a process is an
 # orphan.
@@ -259,9 +261,10 @@ def _drive(run, events, problems, say):
   finally:
     run.fake.block_ssh(host, blocked=False)
   restored = time.monotonic()
-  # A bound for TCP's resend after the drop: its backed-off timer doubles,
-  # so the next resend comes within about the drop's length.
-  if not run.wait(lambda: run.link_settled(host), trial.blip_seconds):
+  # TCP's backed-off timer doubles from the first packet lost, so its next
+  # resend comes within the drop's length (plus a loaded machine's lag).
+  if not run.wait(lambda: run.link_settled(host),
+                  trial.blip_seconds + chaos_plan.LOAD_SLACK_SECONDS):
     problems['cause'].append('%s\'s ssh connection still backing off %.0f s '
                              'after the link came back' % (
                                  trial.victim, time.monotonic() - restored))
@@ -407,11 +410,16 @@ def _check_records(run, result_dir, problems):
     if host and record.get('launched_on') != host.address:
       problems['records'].append('%s\'s record says it ran on %r, not %s' % (
           label, record.get('launched_on'), host.address))
-  # A guard deletes its copy only once the launcher acked the records.
-  for label, path in _RECORD_LINE.findall(run.log()):
-    kept = os.path.dirname(path)
+  # A guard deletes its copy only once the launcher acked the records. The
+  # hosts share this file system: its folder (as the task's "Run record"
+  # line, or the launcher's line for a lost task, named it) must be gone.
+  log = run.log()
+  folders = {os.path.dirname(p): l for l, p in _RECORD_LINE.findall(log)}
+  for folder in _KEPT.findall(log):
+    folders.setdefault(folder, 'a lost task')
+  for kept, label in sorted(folders.items()):
     if os.path.basename(kept).startswith(
         ssh_remote.RECORDS_PREFIX) and os.path.isdir(kept):
-      problems['records'].append('%s\'s guard kept its records in %s (the '
+      problems['records'].append('%s: its guard kept its records in %s (the '
                                  'launcher did not ack them)' % (label, kept))
       shutil.rmtree(kept, ignore_errors=True)
