@@ -80,8 +80,10 @@ _KEPT = re.compile(r'its records, if it wrote any, stay on \S+ in (/[^\s);]+)')
 # launcher waited for: the hosts get this long before a process is an
 # orphan.
 _SESSION_END_SECONDS = 2.0
-# How often the trial looks at the tasks' processes (their exit times).
-_POLL_SECONDS = 0.05
+# How often the trial looks at the tasks' processes (their exit times),
+# and at what costs more (the launcher's whole log, the link's sockets).
+_POLL_SECONDS = 0.1
+_LOOK_SECONDS = 0.5
 
 
 def missing():
@@ -154,15 +156,19 @@ class _Run:
   def workers(self):
     return [l for l in self.trial.labels if l.startswith('worker')]
 
-  def wait(self, predicate, seconds):
-    """Polls until ``predicate()`` or ``seconds``; True if it held. Notes
-    each task's end on the way."""
+  def wait(self, predicate, seconds, every=_POLL_SECONDS):
+    """Until ``predicate()`` (asked every ``every`` s) or ``seconds``;
+    True if it held. Notes each task's end on the way."""
     deadline = time.monotonic() + seconds
+    asked = None
     while True:
       self.note_ends()
-      if predicate():
-        return True
-      if time.monotonic() > deadline:
+      now = time.monotonic()
+      if asked is None or now - asked >= every:
+        asked = now
+        if predicate():
+          return True
+      if now > deadline:
         return False
       time.sleep(_POLL_SECONDS)
 
@@ -243,7 +249,8 @@ def _drive(run, events, problems, say):
   trial = run.trial
   trained = run.wait(
       lambda: set(run.steps()) >= set(run.workers()) or
-      run.launcher.poll() is not None, chaos_plan.STARTUP_TIMEOUT * 2)
+      run.launcher.poll() is not None, chaos_plan.STARTUP_TIMEOUT * 2,
+      _LOOK_SECONDS)
   if not trained or run.launcher.poll() is not None:
     problems['bounded'].append('the cluster never trained (launcher: %s)' %
                                run.launcher.poll())
@@ -264,7 +271,8 @@ def _drive(run, events, problems, say):
   # TCP's backed-off timer doubles from the first packet lost, so its next
   # resend comes within the drop's length (plus a loaded machine's lag).
   if not run.wait(lambda: run.link_settled(host),
-                  trial.blip_seconds + chaos_plan.LOAD_SLACK_SECONDS):
+                  trial.blip_seconds + chaos_plan.LOAD_SLACK_SECONDS,
+                  _LOOK_SECONDS):
     problems['cause'].append('%s\'s ssh connection still backing off %.0f s '
                              'after the link came back' % (
                                  trial.victim, time.monotonic() - restored))
