@@ -186,6 +186,41 @@ def test_the_guard_keeps_the_records_the_launcher_did_not_confirm():
     subprocess.run(['rm', '-rf', records_dir], check=False)
 
 
+def test_a_guard_with_no_records_leaves_no_folder():
+  """A task that wrote no record (stopped as it starts: the connection
+  is gone before any ack): there is nothing to keep, so the guard leaves no
+  empty folder behind on the host."""
+  token = 'fedcba9876543210' * 2
+  guard = subprocess.Popen(
+      [sys.executable, '-m', 'tf_cnn_benchmarks.cluster.launch.ssh_remote',
+       'task', '--', '--device=cpu', '--model=no_such_model'], cwd=REPO,
+      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+  records_dir = None
+  try:
+    guard.stdin.write((token + '\n').encode())
+    guard.stdin.flush()
+    mark = (MARK + token + ' ').encode()
+    for line in guard.stdout:
+      if line.startswith(mark + b'records_dir '):
+        records_dir = line[len(mark) + len('records_dir '):].decode().strip()
+        break
+    assert records_dir, 'no records_dir line'
+    guard.stdin.close()  # the connection is gone: no ack can come
+    rest = guard.stdout.read()
+    guard.wait(timeout=60)
+    said = guard.stderr.read().decode()
+  finally:
+    if guard.poll() is None:
+      guard.kill()
+  try:
+    assert mark + b'exit ' in rest, rest
+    assert not os.path.exists(records_dir), os.listdir(records_dir)
+    assert 'they stay in' not in said, said
+  finally:
+    if records_dir:
+      subprocess.run(['rm', '-rf', records_dir], check=False)
+
+
 def test_a_records_dir_line_names_a_guard_folder_once(tmp_path):
   lines = ['records_dir /etc', 'records_dir /tmp/%sabc_1' %
            ssh_remote.RECORDS_PREFIX, 'records_dir /tmp/%sdef' %

@@ -207,10 +207,10 @@ def run_task(flags):
         process_groups.kill_group(child.pid, signal.SIGKILL)
         child.wait()
     relay_thread.join(timeout=5)
-    for name in sorted(os.listdir(result_dir)):
-      if name.endswith('.json'):
-        with open(os.path.join(result_dir, name)) as f:
-          send('record', '%s %s' % (name, json.dumps(json.load(f))), token)
+    records = sorted(n for n in os.listdir(result_dir) if n.endswith('.json'))
+    for name in records:
+      with open(os.path.join(result_dir, name)) as f:
+        send('record', '%s %s' % (name, json.dumps(json.load(f))), token)
     send('exit', child.returncode, token)
     # The records leave this host only once the launcher says it has them:
     # a write into a connection that is down succeeds (the kernel buffers
@@ -219,7 +219,8 @@ def run_task(flags):
     while (not acked.is_set() and channel.is_alive()
            and time.monotonic() < deadline):
       acked.wait(0.2)
-    keep = not acked.is_set()
+    # Nothing to keep (a ps, a task that wrote none): no folder is left.
+    keep = bool(records) and not acked.is_set()
     if keep:
       print('ssh_remote: the launcher did not confirm it received the run '
             'records; they stay in %s' % result_dir, file=sys.stderr)
