@@ -28,9 +28,8 @@ invariants, as this trial reads them:
            --result_dir, parses, says its exit and its host, and no guard
            kept a copy on its host (the launcher acked them all).
 
-The launcher's summary says only "stopped by the launcher" of a task it
-stopped, so the trial runs the launcher with one more line per task at its
-end: the exit status that task's guard sent (_LAUNCHER).
+Each task's exit status is the one its guard sent, from the launcher's
+summary.
 
 Needs root, `ip`, OpenSSH (sshd, ssh, ssh-keygen) and iptables; without
 them the trial is not run, and says what to install.
@@ -53,25 +52,10 @@ from tests.cluster import fake_hosts
 from tests.cluster import helpers
 from tf_cnn_benchmarks.cluster.launch import ssh_remote
 
-# `tf_cnn_benchmarks launch` itself (argv after -c: 'launch', its
-# arguments), and at its end, for each task, the exit status its guard sent
-# (returncode(): ssh's 255 when the channel ended without one).
-_LAUNCHER = '''
-import sys
-from tf_cnn_benchmarks import cli
-from tf_cnn_benchmarks.cluster.launch import launch_summary
-summarize = launch_summary.summarize
-def with_codes(tasks, write):
-  for task in tasks:
-    print('%s%s exit %s' % ({mark!r}, task.label, task.returncode()),
-          flush=True)
-  return summarize(tasks, write)
-launch_summary.summarize = with_codes
-sys.exit(cli.main(['tf_cnn_benchmarks'] + sys.argv[1:]))
-'''
-_CODE_MARK = '[chaos_ssh] '
-_CODE_LINE = re.compile(r'^%s(\w+) exit (-?\d+)$' % re.escape(_CODE_MARK),
-                        re.M)
+# Each task's line of the launcher's summary: its exit status (the one its
+# guard sent; "stopped by the launcher: " first for a task it stopped).
+_CODE_LINE = re.compile(r'^\[launch\] (\w+\d+) +(?:\S+ +)?'
+                        r'(?:stopped by the launcher: )?exit (-?\d+)$', re.M)
 _DISPLAY_LINE = re.compile(r'^\[(worker\d+)\] (\d+)\t', re.M)
 _RECORD_LINE = re.compile(r'^\[(worker\d+)\] Run record: (\S+)$', re.M)
 # The launcher's words for a task whose channel ended before its records.
@@ -135,7 +119,7 @@ class _Run:
   def __init__(self, fake, trial, flags, log):
     self.fake, self.trial, self.log_path = fake, trial, log
     self.launcher = helpers.start(
-        ['-c', _LAUNCHER.format(mark=_CODE_MARK), 'launch'] +
+        [helpers.SCRIPT, 'launch'] +
         fake.launcher_args() + ['--ps', str(trial.num_ps), '--workers',
                                 str(trial.num_workers), '--'] + flags,
         prefix=fake.in_client(), log_path=log)

@@ -323,6 +323,21 @@ def test_launcher_follows_the_root_cause_line():
   assert launch_summary.exit_code(tasks) == exit_codes.RUN_FAILED
 
 
+def test_the_summary_gives_a_stopped_task_s_own_exit():
+  """A task the launcher stopped still shows how it ended: 130 (it stopped
+  and recorded itself) is not SIGKILL after the grace."""
+  tasks = [_task('worker0', 1, 1.0), _task('worker1', 130, 2.0),
+           _task('ps0', -9, 3.0)]
+  for task in tasks[1:]:
+    task.stopped_by_launcher = True
+  lines = []
+  launch_summary.summarize(tasks, lines.append)
+  assert [l.split() for l in lines[1:4]] == [
+      ['worker0', 'exit', '1'],
+      ['worker1', 'stopped', 'by', 'the', 'launcher:', 'exit', '130'],
+      ['ps0', 'stopped', 'by', 'the', 'launcher:', 'killed', 'by', 'SIGKILL']]
+
+
 def _unreachable(label, peer, exited_at):
   return _task(label, 4, exited_at, [
       'Run failed: %s is unreachable at h:1: no answer at all' % peer,

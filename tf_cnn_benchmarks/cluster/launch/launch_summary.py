@@ -35,8 +35,11 @@ def summarize(tasks, write):
   on_hosts = {str(t.host) for t in tasks} != {'local'}
   for task in tasks:
     code = task.returncode()
-    state = ('stopped by the launcher' if task.stopped_by_launcher
-             else task.exit_description())
+    # A stopped task's own exit too: 130 (it stopped and recorded itself)
+    # is not a SIGKILL after the grace, nor a remote task whose status
+    # never came back.
+    state = ('stopped by the launcher: ' if task.stopped_by_launcher
+             else '') + task.exit_description()
     detail = ''
     own = _last_match(_OWN_RATE, task.lines)
     if own:
