@@ -9,10 +9,12 @@ worker stay identical without a ps.
 Start: worker 0 initialises (and restores) its copies, and a collective
 "broadcast" (an all-reduce to which only the chief contributes non-zeros)
 gives every worker the chief's values, global step and optimizer slots.
-The start barrier lives on worker 0. Collectives are bounded by a timeout
-(--startup_timeout at start; while training just past the watchdog's stall
-shutdown, the role's step_deadline_seconds, as the watchdog normally ends the
-task first, with a report) so a missing peer never hangs the run.
+The start barrier lives on worker 0. No collective hangs the run on a
+missing peer: the start's broadcasts carry --startup_timeout as their own
+timeout; a training step's all-reduces carry none, and are bounded by the
+step's deadline instead (the role's step_deadline_seconds, just past the
+watchdog's stall shutdown, as the watchdog normally ends the task first,
+with a report), which cancels the whole step: see apply_gradients.
 """
 
 import tensorflow as tf
@@ -41,12 +43,23 @@ class CollectiveAllReduceManager(cluster_base.ClusterManagerMixin,
         final_op=final_op, timeout=timeout)
 
   def apply_gradients(self, tower_grads, optimizer, global_step):
+    # No timeout on these all-reduces, though a step must not wait forever:
+    # for every run of a collective with a timeout, TensorFlow starts a
+    # thread that sleeps for the whole timeout, woken by nothing when the
+    # collective completes (BaseCollectiveExecutor::ExecuteAsync). At the
+    # step's deadline of minutes and steps of milliseconds, a worker held
+    # thousands of such threads (one per variable per step), until the
+    # process or the host ran out of them. The step is bounded all the same:
+    # its session.run has the step's deadline (ClusterRuntime's
+    # step_run_options; the session's operation_timeout_in_ms for a run
+    # without options), and a run past it is cancelled, which aborts every
+    # collective still waiting in it (the kernel's cancellation callback).
     updates = []
     for j, pairs in enumerate(zip(*tower_grads)):
       worker_mean = self.local_mean(pairs, j)
       with tf1.device(self.worker_device):
         mean = self._all_reduce(worker_mean, _GRADIENT_KEYS + j, 'Div',
-                                self.role.step_deadline_seconds or 0)
+                                timeout=0)
       updates.extend((mean, var) for _, var in pairs)
     return optimizer.apply_gradients(updates, global_step=global_step)
 
@@ -59,6 +72,8 @@ class CollectiveAllReduceManager(cluster_base.ClusterManagerMixin,
         value = var.read_value()
         if not self.role.is_chief:
           value = tf.zeros_like(value)
+        # Run once: its sleeping timeout threads (see apply_gradients)
+        # are few and end with --startup_timeout.
         total = self._all_reduce(value, _BROADCAST_KEYS + k, 'Id',
                                  self.rc.params.startup_timeout)
         ops.append(var.assign(total))
