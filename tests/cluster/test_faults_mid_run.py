@@ -565,7 +565,7 @@ def test_sigterm_while_stalled_records_interrupted(tmp_path):
 @pytest.mark.timeout(150)
 def test_sigterm_during_a_slow_watchdog_check_ends_within_the_kill_bound(
     tmp_path):
-  """worker1's watchdog is inside a check that takes 40 s (test fault: as
+  """worker1's watchdog is inside a check that takes 25 s (test fault: as
   a name lookup or a board read that blocks would) and its main thread is
   blocked in a synchronous step (worker0 frozen). SIGTERM must still end
   it, interrupted and recorded, within watchdog.SIGNALLED_EXIT_SECONDS,
@@ -573,7 +573,7 @@ def test_sigterm_during_a_slow_watchdog_check_ends_within_the_kill_bound(
   must not hold the signal up."""
   from tf_cnn_benchmarks.liveness import watchdog  # pylint: disable=g-import-not-at-top
   process, log = helpers.launch_in_background(
-      tmp_path, env={helpers.FAULT_ENV: 'slow_check:worker1:step1:x40'},
+      tmp_path, env={helpers.FAULT_ENV: 'slow_check:worker1:step1:x25'},
       cross_replica_sync=True, display_every=10, stall_timeout=120)
   pids = {}
 

@@ -648,6 +648,17 @@ BREAKAGES = (
          'its_steps_and_the_release_it_found',),
         "a bisect folder's page names the newest slower release, not the "
         'first'),
+    # --- A long collective run's threads (issue #29's soak found it).
+    Breakage(
+        'collective_timeout_thread_per_run',
+        'tf_cnn_benchmarks/variable_update/collective_all_reduce.py',
+        '                                timeout=0)',
+        '                                timeout=self.role.step_deadline_'
+        'seconds or 0)',
+        ('tests/cluster/test_long_runs.py::test_collective_run_with_a_step_'
+         'deadline_keeps_a_flat_thread_count',),
+        'every all-reduce of every step leaves a thread sleeping out its '
+        'timeout'),
     # --- The kill bound under every watchdog activity (issue #29).
     Breakage(
         'watchdog_waits_out_its_check',
