@@ -41,9 +41,10 @@ wait:
     on (roles.ClusterRole.lockstep, can_train_without); a lost ps ends it;
   * a step that stalls (a peer alive but stuck): the watchdog's stall
     report, then the end after --stall_shutdown_timeout (exit 3, naming
-    the worker the board shows behind, or a frozen peer); each collective
-    also carries the step's deadline (CommunicationOptions.timeout_seconds)
-    as a backstop just past that.
+    the worker the board shows behind, or a frozen peer). Under
+    MultiWorkerMirroredStrategy the step's deadline, just past that, is
+    the backstop (tf2_step_deadline.py: it aborts the step's collectives,
+    which carry no timeout of their own).
 
 TensorFlow's preemption notifier, started with the coordination agent,
 takes SIGTERM over; the run's stop request takes it back (liveness/
@@ -73,6 +74,7 @@ from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.task import runtime
 from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster.task import tf2_board
+from tf_cnn_benchmarks.cluster.task import tf2_step_deadline
 from tf_cnn_benchmarks.cluster.watch import task_checks
 from tf_cnn_benchmarks.engine_tf2 import strategies
 
@@ -98,6 +100,12 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     super().__init__(role, params)
     self._strategy = self._coordinator = None
     self._training = False
+    # MultiWorkerMirroredStrategy's steps, bounded (None: unbounded, or
+    # a coordinator: ParameterServerStrategy's steps run no collectives).
+    self._step_deadline = None
+    if role.step_deadline_seconds and not role.in_graph:
+      self._step_deadline = tf2_step_deadline.StepDeadline(
+          role.step_deadline_seconds, _abort_collectives)
 
   def strategy(self):
     """What the tf2 engine trains under (strategies.Chosen): the strategy,
@@ -196,8 +204,12 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     started and every worker registered."""
     role, params = self.role, self.params
     configure_coordination_service(role, params.startup_timeout)
-    options = tf.distribute.experimental.CommunicationOptions(
-        timeout_seconds=role.step_deadline_seconds)
+    # No timeout_seconds: a collective with a timeout costs a thread per
+    # run, sleeping for the whole timeout (tf2_step_deadline.py), so the
+    # step's deadline is kept by run_function_step instead; the start's
+    # collectives (the variables' initial values) are the start-up
+    # guard's.
+    options = tf.distribute.experimental.CommunicationOptions()
     try:
       # TensorFlow installs its SIGTERM handler, then waits for the others.
       with run_watch.stop_request.kept():
@@ -306,7 +318,12 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       self._training = True
       self.checks.training_started(None, self.board, self.labels,
                                      self.client_index)
-    return self._counted_step(None, run)
+    if self._step_deadline is None:
+      return self._counted_step(None, run)
+    # The deadline covers the tf.function call (each attempt of it), not
+    # the board's bounded calls around it or a test fault's hold.
+    return self._counted_step(None, lambda: self._step_deadline.run(
+        self._steps_run, run))
 
 
 class _DoneSenders:
@@ -357,6 +374,14 @@ class _DoneSenders:
       thread.start()
     for thread in threads:
       thread.join(timeout_ms / 1000.0 + 1.0)
+
+
+def _abort_collectives(message):
+  """Fails every collective of this process, now and from now on, with
+  DeadlineExceeded and ``message`` (tf2_step_deadline.StepDeadline's
+  abort)."""
+  context.context().abort_collective_ops(tf.errors.DEADLINE_EXCEEDED,
+                                         message)
 
 
 def configure_coordination_service(role, startup_timeout):
