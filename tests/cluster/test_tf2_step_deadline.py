@@ -15,7 +15,10 @@ import time
 import pytest
 
 from tests.cluster import helpers
+from tf_cnn_benchmarks.cluster import deadlines
+from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.task import tf2_step_deadline
+from tf_cnn_benchmarks.config import flags
 
 
 class _Aborts:
@@ -60,6 +63,46 @@ def test_a_step_past_the_deadline_is_aborted_once_naming_it():
   assert deadline.aborted == aborts.messages[0]
   time.sleep(0.7)
   assert len(aborts.messages) == 1  # the abort lasts: once is enough
+
+
+def _runtime(*args):
+  """A tf2 cluster task's runtime as the flags make it (not begun)."""
+  from tf_cnn_benchmarks.cluster.task import tf2_runtime  # pylint: disable=g-import-not-at-top
+  params = flags.parse_command_line(
+      ['tf_cnn_benchmarks', '--engine=tf2', '--worker_hosts=a:1,b:2'] +
+      list(args))[0]
+  return tf2_runtime.Tf2ClusterRuntime(roles.resolve_role(params), params)
+
+
+def test_a_multi_worker_task_runs_its_steps_within_the_step_deadline():
+  """MultiWorkerMirroredStrategy: the step deadline is the role's, and
+  run_function_step runs the step's call within it."""
+  runtime = _runtime('--variable_update=collective_all_reduce',
+                     '--job_name=worker', '--task_index=1',
+                     '--stall_timeout=4', '--stall_shutdown_timeout=3')
+  assert runtime._step_deadline.seconds == deadlines.step_deadline_seconds(
+      runtime.params) == runtime.role.step_deadline_seconds
+  # The step as the runtime runs it, without the board and the watchdog's
+  # checks around it, and a deadline short enough to wait for.
+  aborts = _Aborts()
+  runtime._step_deadline = tf2_step_deadline.StepDeadline(0.3, aborts)
+  runtime._training = True
+  runtime._steps_run = 7
+  runtime._counted_step = lambda sess, run: run()
+  assert runtime.run_function_step(lambda: aborts.done.wait(10)) is True
+  assert aborts.messages[0].startswith('step 7 ran past its deadline')
+
+
+@pytest.mark.parametrize('args', [
+    # No stall bound: no step deadline either (deadlines.py).
+    ('--variable_update=collective_all_reduce', '--job_name=worker',
+     '--task_index=0', '--stall_timeout=0'),
+    # ParameterServerStrategy's coordinator: its steps run no collectives.
+    ('--variable_update=parameter_server', '--cross_replica_sync=False',
+     '--job_name=controller', '--ps_hosts=c:3', '--controller_host=d:4'),
+])
+def test_no_step_deadline_without_a_stall_bound_or_collectives(args):
+  assert _runtime(*args)._step_deadline is None
 
 
 # One worker of a 2-worker MultiWorkerMirroredStrategy, configured as
