@@ -659,6 +659,33 @@ BREAKAGES = (
          'deadline_keeps_a_flat_thread_count',),
         'every all-reduce of every step leaves a thread sleeping out its '
         'timeout'),
+    # --- The same leak under the tf2 engine, and its step's deadline.
+    Breakage(
+        'tf2_collective_timeout_thread_per_run',
+        'tf_cnn_benchmarks/cluster/task/tf2_runtime.py',
+        '    options = tf.distribute.experimental.CommunicationOptions()',
+        '    options = tf.distribute.experimental.CommunicationOptions('
+        'timeout_seconds=role.step_deadline_seconds)',
+        ('tests/cluster/test_long_runs.py::test_tf2_collective_run_with_a_'
+         'step_deadline_keeps_a_flat_thread_count',),
+        'every collective of every tf2 step leaves a thread sleeping out '
+        'its timeout'),
+    Breakage(
+        'tf2_step_without_its_deadline',
+        'tf_cnn_benchmarks/cluster/task/tf2_runtime.py',
+        '    if self._step_deadline is None:',
+        '    if True:',
+        ('tests/cluster/test_tf2_step_deadline.py::test_a_multi_worker_task_'
+         'runs_its_steps_within_the_step_deadline',),
+        'a tf2 step runs with no deadline at all'),
+    Breakage(
+        'tf2_step_deadline_never_aborts',
+        'tf_cnn_benchmarks/cluster/task/tf2_step_deadline.py',
+        '    self._abort(self.aborted)',
+        '    pass',
+        ('tests/cluster/test_tf2_step_deadline.py::test_a_step_past_the_'
+         'deadline_is_aborted_once_naming_it',),
+        'a tf2 step past its deadline is not aborted'),
     # --- The kill bound under every watchdog activity (issue #29).
     Breakage(
         'watchdog_waits_out_its_check',
