@@ -4,7 +4,9 @@
 
 Each trial starts a small loopback cluster (1-3 ps, 2-8 workers; sync or
 async; parameter_server, distributed_replicated or collective_all_reduce;
-checkpoints on or off), each task in its own session, lets it train, and
+checkpoints on or off; or, for a signal fault, the tf2 engine's
+MultiWorkerMirroredStrategy or ParameterServerStrategy with its coordinator,
+chaos_tf2.py), each task in its own session, lets it train, and
 injects one fault into one task at a random time: SIGKILL, SIGSTOP, SIGTERM
 (mid-run or during start-up), its network link down for good or for a few
 seconds (the task alone in a network namespace), a full disk under
@@ -52,6 +54,7 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 import chaos_faults  # pylint: disable=g-import-not-at-top
 import chaos_plan  # pylint: disable=g-import-not-at-top
 import chaos_ssh  # pylint: disable=g-import-not-at-top
+import chaos_tf2  # pylint: disable=g-import-not-at-top
 from results import record_io  # pylint: disable=g-import-not-at-top
 from tests.cluster import helpers  # pylint: disable=g-import-not-at-top
 from tests.cluster import netns  # pylint: disable=g-import-not-at-top
@@ -138,7 +141,9 @@ class Cluster:
     return self.tasks[label].process.pid
 
   def workers(self):
-    return [l for l in self.tasks if l.startswith('worker')]
+    """The tasks that train (a tf2 ParameterServerStrategy trial: its
+    coordinator, controller0)."""
+    return [l for l in self.tasks if l in self.trial.trainers]
 
   def kill_all(self):
     helpers.kill([t.process for t in self.tasks.values()])
@@ -157,12 +162,15 @@ def _addresses(trial, isolated):
 
 
 def _host_flags(addresses, trial):
-  jobs = {'ps': [], 'worker': []}
+  jobs = {'ps': [], 'worker': [], 'controller': []}
   for label in trial.labels:
     jobs[label.rstrip('0123456789')].append(addresses[label])
   flags = ['--worker_hosts=' + ','.join(jobs['worker'])]
   if jobs['ps']:
     flags.append('--ps_hosts=' + ','.join(jobs['ps']))
+  if jobs['controller']:
+    # As the launcher starts it (launcher.build_tasks).
+    flags.append('--controller_host=' + jobs['controller'][0])
   return flags
 
 
@@ -284,8 +292,13 @@ def _inject(trial, cluster, events, expect, disk, sides, problems, say):
                                  % sorted(cluster.exited))
     cluster.wait(lambda: False, trial.delay)
   if trial.fault == 'sigterm_startup' and _DISPLAY_LINE.search(
-      cluster.log(victim) if victim.startswith('worker') else ''):
+      cluster.log(victim) if victim in trial.trainers else ''):
     say('  (the start-up SIGTERM came after training began)')
+  if victim in cluster.exited:
+    # Nothing to inject (the cluster failed by itself): no crash of the soak.
+    problems['bounded'].append('%s exited before its fault (%s)' % (
+        victim, cluster.tasks[victim].exit_description()))
+    return
   pid = cluster.pid(victim)
   events[chaos_plan.FAULT] = time.monotonic()
   fault = trial.fault
@@ -403,8 +416,9 @@ def _check_cause(trial, cluster, problems):
 
 
 def _check_records(trial, cluster, expect, result_dir, problems):
-  """Every worker that exited by itself left one parseable record that
-  says its exit; it names the victim as the failure or the lost peer."""
+  """Every task that trains (Trial.trainers) and exited by itself left one
+  parseable record that says its exit; it names the victim as the failure
+  or the lost peer."""
   by_task = {}
   for name in sorted(os.listdir(result_dir)) if os.path.isdir(
       result_dir) else []:
@@ -501,12 +515,14 @@ def table(outcomes, bound_of, ps_extra, replay):
   """The soak's summary lines; ``replay(seed)``: the command that replays
   a trial."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  rows = [dict(fault=o.trial.fault,
+  rows = [dict(fault=o.trial.fault + (' (tf2)' if o.trial.tf2 else ''),
                **{name: name not in o.problems for name in INVARIANTS},
                worst=o.worst) for o in outcomes]
   frame = pd.DataFrame(rows)
   lines = ['', 'Bounds (from the fault, or from the stop / resume / the '
            'victim\'s exit):'] + chaos_plan.describe_bounds(bound_of, ps_extra)
+  if any(o.trial.tf2 for o in outcomes):
+    lines += chaos_tf2.describe_bounds()
   summary = pd.DataFrame({
       'trials': frame.groupby('fault').size(),
       **{name: frame.groupby('fault')[name].sum() for name in INVARIANTS},

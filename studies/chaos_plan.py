@@ -20,6 +20,7 @@ import random
 import re
 from typing import Dict, FrozenSet, Optional
 
+import chaos_tf2
 import preprocessing
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.config import flags
@@ -83,15 +84,31 @@ class Trial:
   victim: str          # 'ps1', 'worker0', ...
   delay: float         # s after training started (start-up faults: after start)
   blip_seconds: float  # link_blip, ssh_drop: how long the link stays down
+  engine: str = chaos_tf2.GRAPH  # --engine: 'graph' or 'tf2' (chaos_tf2)
 
   @property
   def labels(self):
     return (['ps%d' % i for i in range(self.num_ps)] +
-            ['worker%d' % i for i in range(self.num_workers)])
+            ['worker%d' % i for i in range(self.num_workers)] +
+            (chaos_tf2.extra_labels(self) if self.tf2 else []))
+
+  @property
+  def tf2(self):
+    return self.engine == chaos_tf2.TF2
+
+  @property
+  def trainers(self):
+    """The tasks that train: they print steps, write records, get the
+    stop."""
+    if self.tf2:
+      return chaos_tf2.trainers(self)
+    return ['worker%d' % i for i in range(self.num_workers)]
 
   @property
   def lockstep(self):
     """Does every step need every worker (the runtime's role.lockstep)?"""
+    if self.tf2:
+      return chaos_tf2.lockstep(self)
     return self.sync or self.mode == 'collective_all_reduce'
 
   @property
@@ -103,12 +120,16 @@ class Trial:
     """Must the cluster train on after this fault (then be stopped)?"""
     if self.fault in ('link_blip', 'ssh_drop'):
       return True
+    if self.tf2:
+      return chaos_tf2.carries_on(self)
     # An asynchronous cluster trains on without a worker, whatever ended
     # it; not before training (the start barrier waits for every worker).
     return not (self.victim.startswith('ps') or self.lockstep or
                 self.fault == 'sigterm_startup')
 
   def describe(self):
+    if self.tf2:
+      return chaos_tf2.describe(self)
     return '%s %dps/%dw %s%s: %s %s' % (
         self.mode, self.num_ps, self.num_workers,
         'sync' if self.sync else 'async', ' +ckpt' if self.checkpoints else '',
@@ -123,6 +144,8 @@ class Trial:
         stall_shutdown_timeout=STALL_SHUTDOWN_TIMEOUT)
     if self.real_data:
       settings.update(model='lenet', data_name='imagenet')
+    if self.tf2:
+      settings.update(chaos_tf2.flag_settings(self))
     if self.checkpoints:
       # A kill "during a save": the chief saves after every step.
       if self.fault == 'ps_kill_in_save':
@@ -164,8 +187,14 @@ def plan(seed, max_workers=8, only_fault=None):
   if fault == 'ssh_drop':
     # After every other draw: the draws above stay those of the other kinds.
     blip = rng.uniform(*ssh_drop_seconds())
-  return Trial(seed, mode, num_ps, num_workers, sync, checkpoints, fault,
-               victim, round(delay, 2), round(blip, 2))
+  trial = Trial(seed, mode, num_ps, num_workers, sync, checkpoints, fault,
+                victim, round(delay, 2), round(blip, 2))
+  # Drawn last, so a graph trial is the one its seed always drew; a fault
+  # tf2 does not take keeps it a graph trial.
+  tf2 = rng.random() < chaos_tf2.SHARE
+  if tf2 and fault in chaos_tf2.faults():
+    trial = chaos_tf2.adjust(trial, rng)
+  return trial
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,6 +276,8 @@ def bounds():
 def expectations(trial, bound_of=None) -> Dict[str, Expect]:
   """{label: Expect} of every task of ``trial``."""
   bound_of, ps_extra = bound_of or bounds()
+  if trial.tf2:
+    return chaos_tf2.expectations(trial, bound_of, ps_extra)
   victim, fault = trial.victim, trial.fault
   victim_is_ps = victim.startswith('ps')
   out = {}
