@@ -51,13 +51,23 @@ def adjust(trial, rng):
   trial = dataclasses.replace(trial, engine=TF2, mode=mode,
                               checkpoints=False)
   if mode == PARAMETER_SERVER:
-    # The graph's draw never names the coordinator: draw again. Not a
-    # frozen coordinator: its port still accepts, so the serving tasks
-    # wait for it as for a slow one (nothing RELIABILITY.md bounds).
-    trial = dataclasses.replace(trial, victim=rng.choice(
-        [l for l in trial.labels
-         if not (l == CONTROLLER and trial.fault == 'sigstop')]))
+    # The graph's draw never names the coordinator: draw again.
+    trial = dataclasses.replace(trial, victim=rng.choice(_victims(trial)))
   return trial
+
+
+def _victims(trial):
+  """The tasks of a ParameterServerStrategy trial its fault may strike."""
+  if trial.fault == 'sigstop':
+    # Not the coordinator: its port still accepts, so the serving tasks
+    # wait for it as for a slow one (nothing RELIABILITY.md bounds).
+    return [l for l in trial.labels if l != CONTROLLER]
+  if trial.fault == 'sigterm_startup':
+    # Not a worker: the coordinator, which may be training by then (a
+    # tf2 task starts in seconds), carries on without it, so the trial
+    # would owe either outcome.
+    return [l for l in trial.labels if not l.startswith('worker')]
+  return trial.labels
 
 
 def extra_labels(trial):
