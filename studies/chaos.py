@@ -69,6 +69,11 @@ _LOCATING = runtime.LOCATING
 # A task's first line once its server is up (runtime.begin; a ps:
 # serving_task's device summary).
 _STARTED_LINE = re.compile(r'^(?:Cluster task |Devices: )', re.M)
+# A tf2 task that must wait to join (a MultiWorkerMirroredStrategy worker,
+# the ParameterServerStrategy coordinator) says "Cluster task" only once
+# joined; while it waits, its watchdog says how long it has been waiting
+# (phases.ANNOUNCE_AFTER_SECONDS in), which dates its start.
+_WAITING_LINE = re.compile(r'^\.\.\. still .*\((\d+) s so far\)$', re.M)
 
 
 class Unavailable(RuntimeError):
@@ -112,7 +117,14 @@ class Cluster:
     """Notes every start and exit (time.monotonic()); True when all have
     exited."""
     for label in self.tasks:
-      if label not in self.started and _STARTED_LINE.search(self.log(label)):
+      if label in self.started:
+        continue
+      log = self.log(label)
+      up = _STARTED_LINE.search(log)
+      waiting = _WAITING_LINE.search(log) if self.trial.tf2 else None
+      if waiting and not (up and up.start() < waiting.start()):
+        self.started[label] = time.monotonic() - int(waiting.group(1))
+      elif up:
         self.started[label] = time.monotonic()
     for label, task in self.tasks.items():
       if label not in self.exited and task.process.poll() is not None:
