@@ -71,8 +71,9 @@ _LOCATING = runtime.LOCATING
 _STARTED_LINE = re.compile(r'^(?:Cluster task |Devices: )', re.M)
 # A tf2 task that must wait to join (a MultiWorkerMirroredStrategy worker,
 # the ParameterServerStrategy coordinator) says "Cluster task" only once
-# joined; while it waits, its watchdog says how long it has been waiting
-# (phases.ANNOUNCE_AFTER_SECONDS in), which dates its start.
+# joined; its watchdog's first "... still <phase> (N s so far)" line
+# (phases.py; in a MultiWorkerMirroredStrategy join, only once the join
+# returns) dates its start N s back.
 _WAITING_LINE = re.compile(r'^\.\.\. still .*\((\d+) s so far\)$', re.M)
 
 

@@ -30,8 +30,8 @@ GRAPH, TF2 = 'graph', 'tf2'
 SHARE = 0.3
 MIRRORED, PARAMETER_SERVER = 'collective_all_reduce', 'parameter_server'
 CONTROLLER = 'controller0'
-# Faults whose tf2 outcome RELIABILITY.md states ('sighup' once the soak
-# has it: liveness/stop_request stops a task on it as on SIGTERM).
+# Faults whose tf2 outcome RELIABILITY.md states (SIGHUP stops a task as
+# SIGTERM does: liveness/stop_request.STOP_SIGNALS).
 _FAULTS = ('sigkill', 'sigstop', 'sigterm', 'sigterm_startup', 'sighup')
 _STOPPED = ('sigterm', 'sighup')
 # MultiWorkerMirroredStrategy's chief: it hosts the coordination service

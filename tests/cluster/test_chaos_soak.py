@@ -27,6 +27,7 @@ sys.path.insert(0, STUDIES)
 import chaos_faults  # pylint: disable=g-import-not-at-top,wrong-import-position
 import chaos_plan  # pylint: disable=g-import-not-at-top,wrong-import-position
 import chaos_ssh  # pylint: disable=g-import-not-at-top,wrong-import-position
+import chaos_tf2  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tf_cnn_benchmarks import exit_codes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tf_cnn_benchmarks.cluster import deadlines  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -58,7 +59,7 @@ def test_fixed_seed_sample_holds_every_invariant(tmp_path):
       [str(SAMPLE_TRIALS)] * 5)), text, re.M), text
 
 
-def test_a_trial_is_a_function_of_its_seed():
+def test_a_trial_is_a_function_of_its_seed(monkeypatch):
   sample = [chaos_plan.plan(SAMPLE_SEED + i, 3) for i in range(SAMPLE_TRIALS)]
   # ssh_drop has a trial of its own (it needs OpenSSH and iptables).
   assert {t.fault for t in sample} == set(chaos_plan.FAULTS) - {'ssh_drop'}
@@ -73,6 +74,21 @@ def test_a_trial_is_a_function_of_its_seed():
         1 <= t.num_ps <= 3)
     assert t.victim in t.labels
     assert set(chaos_plan.expectations(t)) == set(t.labels)
+  # tf2 trials of both strategies, of faults tf2 takes (the loop above:
+  # every task's end stated, the coordinator's too).
+  tf2 = [t for t in trials if t.tf2]
+  assert {t.mode for t in tf2} == {chaos_tf2.MIRRORED,
+                                   chaos_tf2.PARAMETER_SERVER}
+  assert any(t.victim == chaos_tf2.CONTROLLER for t in tf2)
+  for t in tf2:
+    assert t.fault in chaos_tf2.faults() and not t.checkpoints
+    assert (chaos_tf2.CONTROLLER in t.labels) == (
+        t.mode == chaos_tf2.PARAMETER_SERVER)
+  # The tf2 draw comes last: a graph trial is the one its seed drew in a
+  # soak without tf2 trials.
+  graph = [t for t in trials if not t.tf2]
+  monkeypatch.setattr(chaos_tf2, 'SHARE', 0.0)
+  assert graph == [chaos_plan.plan(t.seed) for t in graph]
 
 
 def test_bounds_follow_the_runtimes_constants(monkeypatch):
