@@ -76,7 +76,14 @@ class ClientWatch:
       if reason is None:
         self.last_seen[label] = time.monotonic()
       self.reasons[label] = reason
-      self.refusals.saw(label, reason)
+      # A refusal means "gone" only for a client known to have started
+      # (done_signals.py): before it arrived, or answered a probe, its
+      # server may just not be up yet. Counting those would leave
+      # REFUSALS_TO_GONE stale refusals standing the moment its ARRIVED
+      # comes (a ParameterServerStrategy coordinator arrives seconds after
+      # its port first refused), and this task would take it for gone.
+      if label in self.last_seen:
+        self.refusals.saw(label, reason)
 
   def lost(self, label):
     """(endings status, why) once ``label`` is lost for good, else None
