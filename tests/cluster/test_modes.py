@@ -316,3 +316,33 @@ def test_tf2_parameter_server_two_workers_each_apply_their_own(tmp_path,
   losses = helpers.step_losses(record)
   assert len(losses) == steps
   assert np.mean(losses[-3:]) < 0.5 * np.mean(losses[:3]), losses
+
+
+@pytest.mark.timeout(180)
+def test_tf2_parameter_server_momentum_over_two_ps_tasks(tmp_path):
+  """Two ps tasks: ParameterServerStrategy places the variables round-robin
+  over ps0 and ps1 (lenet's ten, the global step, then the slots), so each
+  momentum slot must be created on its own variable's ps: ResourceApplyMomentum
+  takes both handles. Created on its own, a slot landed on the next ps in
+  turn and the first step failed ("Cannot place the graph ... colocation
+  groups ... ps1 vs ps0"). Both ps tasks serve the run, it trains, and the
+  global step counts both workers' steps."""
+  steps = 12
+  code, output = helpers.launch(
+      ['--ps', '2', '--workers', '2'],
+      helpers.tiny_flags(tmp_path, optimizer='momentum',
+                         init_learning_rate=None, num_batches=steps,
+                         **_TF2_PS, **_TF2_PS_SYNC['async']))
+  _assert_clean_finish(code, output,
+                       ['ps0', 'ps1', 'worker0', 'worker1', 'controller0'],
+                       str(tmp_path))
+  assert 'Cannot place the graph' not in output, output
+  for ps in ('ps0', 'ps1'):
+    assert '%s: every client is done; exiting' % ps in \
+        helpers.task_lines(output, ps), output
+  controller = helpers.task_lines(output, 'controller0')
+  assert helpers.chief_global_steps(controller) == 2 * steps, output
+  losses = helpers.step_losses(helpers.records(str(tmp_path))['controller0'])
+  assert len(losses) == steps
+  assert np.all(np.isfinite(losses)), losses
+  assert np.mean(losses[-3:]) < np.mean(losses[:3]), losses

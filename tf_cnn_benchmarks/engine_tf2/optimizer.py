@@ -36,10 +36,25 @@ class Optimizer:
     self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False,
                                    name='global_step', aggregation=_ONLY_FIRST)
     # The momentum accumulators: the tf.compat.v1 MomentumOptimizer's slots.
-    self._slots = [
-        tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False,
-                    name=v.name.split(':')[0] + '/Momentum')
-        if self._momentum is not None else None for v in variables]
+    self._slots = [self._make_slot(v) if self._momentum is not None else None
+                   for v in variables]
+
+  @staticmethod
+  def _make_slot(var):
+    """``var``'s accumulator, on ``var``'s own device(s).
+
+    ResourceApplyMomentum takes both handles, so both must be on one device.
+    ParameterServerStrategy places each new variable round-robin over the ps
+    tasks: a slot created on its own would land on the next ps in turn, not
+    its variable's (with 2+ ps the first step fails: "Cannot place the
+    graph ... colocation groups ... ps1 vs ps0"). colocate_vars_with is
+    what TensorFlow's own slots use (training/slot_creator.py, Keras's
+    optimizer): the strategy's own placement for it (its variable's ps; its
+    devices under MirroredStrategy; a plain colocation otherwise).
+    """
+    with tf.distribute.get_strategy().extended.colocate_vars_with(var):
+      return tf.Variable(tf.zeros(var.shape, var.dtype), trainable=False,
+                         name=var.name.split(':')[0] + '/Momentum')
 
   def learning_rate(self):
     return optimizers.learning_rate(self._rc, self.global_step)
