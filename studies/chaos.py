@@ -55,7 +55,6 @@ import chaos_faults  # pylint: disable=g-import-not-at-top
 import chaos_plan  # pylint: disable=g-import-not-at-top
 import chaos_ssh  # pylint: disable=g-import-not-at-top
 import chaos_tf2  # pylint: disable=g-import-not-at-top
-from results import record_io  # pylint: disable=g-import-not-at-top
 from tests.cluster import helpers  # pylint: disable=g-import-not-at-top
 from tests.cluster import netns  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks.cluster.launch import launch_summary  # pylint: disable=g-import-not-at-top
@@ -432,20 +431,7 @@ def _check_records(trial, cluster, expect, result_dir, problems):
   """Every task that trains (Trial.trainers) and exited by itself left one
   parseable record that says its exit; it names the victim as the failure
   or the lost peer."""
-  by_task = {}
-  for name in sorted(os.listdir(result_dir)) if os.path.isdir(
-      result_dir) else []:
-    path = os.path.join(result_dir, name)
-    if not name.endswith('.json'):
-      problems['records'].append('half-written or stray file: %s' % name)
-      continue
-    try:
-      record = record_io.read_record(path)
-    except record_io.UnreadableRecord as e:
-      problems['records'].append('%s: %s' % (name, e))
-      continue
-    config = record['config']
-    by_task['%s%d' % (config['job_name'], config['task_index'])] = record
+  by_task = chaos_faults.records_by_task(result_dir, problems)
   for label in cluster.workers():
     code = cluster.tasks[label].process.returncode
     if code is None or code < 0:

@@ -104,6 +104,27 @@ def corrupt_copy(shards, destination, rng):
   return shard
 
 
+def records_by_task(result_dir, problems):
+  """{'worker0': record, ...} of the run records a trial left in
+  ``result_dir``; a stray or half-written file, or a record that does not
+  parse, goes to ``problems['records']``."""
+  from results import record_io  # pylint: disable=g-import-not-at-top
+  by_task = {}
+  names = sorted(os.listdir(result_dir)) if os.path.isdir(result_dir) else []
+  for name in names:
+    if not name.endswith('.json'):
+      problems['records'].append('half-written or stray file: %s' % name)
+      continue
+    try:
+      record = record_io.read_record(os.path.join(result_dir, name))
+    except record_io.UnreadableRecord as e:
+      problems['records'].append('%s: %s' % (name, e))
+      continue
+    config = record['config']
+    by_task['%s%d' % (config['job_name'], config['task_index'])] = record
+  return by_task
+
+
 def session_members(session_ids):
   """{pid: command} of live (non-zombie) processes in those sessions.
 

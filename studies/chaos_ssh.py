@@ -46,7 +46,6 @@ import time
 import chaos_faults
 import chaos_plan
 import pytest
-from results import record_io
 from tests import tools
 from tests.cluster import fake_hosts
 from tests.cluster import helpers
@@ -375,19 +374,7 @@ def _check_records(run, result_dir, problems):
   """Every worker's record is in the launcher's --result_dir: whole,
   parseable, its status its exit's, from its host; no guard kept one."""
   codes = run.codes()
-  by_task = {}
-  names = sorted(os.listdir(result_dir)) if os.path.isdir(result_dir) else []
-  for name in names:
-    if not name.endswith('.json'):
-      problems['records'].append('half-written or stray file: %s' % name)
-      continue
-    try:
-      record = record_io.read_record(os.path.join(result_dir, name))
-    except record_io.UnreadableRecord as e:
-      problems['records'].append('%s: %s' % (name, e))
-      continue
-    config = record['config']
-    by_task['%s%d' % (config['job_name'], config['task_index'])] = record
+  by_task = chaos_faults.records_by_task(result_dir, problems)
   for label in run.workers():
     record = by_task.get(label)
     if record is None:
