@@ -141,8 +141,12 @@ def _assert_only_worker2_named(output, recs):
   # Followed to the end of training, not just where it was first named.
   first, last = found[0]['steps']
   assert last > first, found
-  # Slowed 3x; the estimate comes from ~1 reading a second.
-  assert 1.8 <= found[0]['slowdown'] <= 8, found
+  # Slowed 3x; the estimate comes from ~1 reading a second, and under load
+  # the chief's late readings over-sample the wait (CI once put a 3x lag
+  # at 8.75x). Below the cap: a worker counted as lagging in every reading
+  # (a broken lag sample) is not an estimate.
+  cap = 1 / (1 - stragglers._MAX_LAG_FRACTION)
+  assert 1.8 <= found[0]['slowdown'] < cap * 0.75, found
   # Only the chief judges; nothing is a failure.
   assert not recs['worker1']['stragglers']
   assert all(r['status'] == 'ok' for r in recs.values())
