@@ -189,10 +189,10 @@ def _mirrored(trial, bound_of, ps_extra):
     bound = bound_of['signal'] + bound_of['gone']
     codes, why = _codes(exit_codes.RUN_FAILED), '%s stopped first' % victim
   elif fault == 'sigstop' and victim == _BOARD_HOST:
-    # It hosts the coordination service: frozen, it gives no verdict, so
-    # the stall report's check must find it frozen.
-    bound, codes = bound_of['stall'], _codes(exit_codes.STALLED)
-    why = '%s frozen: stall' % victim
+    # It leads the coordination service: the others' heartbeats to it
+    # time out, and they name it (tf2_runtime._frozen_peer).
+    bound, codes = bounds()['heartbeat'], _codes(exit_codes.STALLED)
+    why = '%s frozen: its heartbeats time out' % victim
   elif fault == 'sigstop':
     bound, codes = bounds()['heartbeat'], _codes(exit_codes.STALLED)
     why = '%s frozen: no heartbeat' % victim

@@ -208,23 +208,23 @@ def test_tf2_stalled_worker_is_reported_and_every_task_exits_3(tmp_path):
   helpers.assert_no_orphans(helpers.task_pids(output))
 
 
-def _freeze_worker1(tmp_path, after, until_gone, **overrides):
-  """Launches; SIGSTOPs worker1 once ``after`` (label, step) was reached;
-  waits for task ``until_gone`` to end, then wakes worker1 (it finds its
-  peers gone and leaves too) and waits for the launcher. Returns (output,
-  pids, seconds from the freeze to ``until_gone``'s end)."""
+def _freeze(tmp_path, victim, after, until_gone, **overrides):
+  """Launches; SIGSTOPs ``victim`` once ``after`` (label, step) was
+  reached; waits for task ``until_gone`` to end, then wakes the victim (it
+  finds its peers gone and leaves too) and waits for the launcher. Returns
+  (output, pids, seconds from the freeze to ``until_gone``'s end)."""
   process, log = helpers.launch_in_background(tmp_path, **overrides)
   pids = {}
   try:
     pids = helpers.wait_until_step(process, log, *after)
-    os.kill(pids['worker1'], signal.SIGSTOP)
+    os.kill(pids[victim], signal.SIGSTOP)
     frozen_at = time.monotonic()
     try:
       helpers.wait_for(lambda: not helpers.pid_alive(pids[until_gone]), 60,
                        '%s to end' % until_gone)
       took = time.monotonic() - frozen_at
     finally:
-      os.kill(pids['worker1'], signal.SIGCONT)
+      os.kill(pids[victim], signal.SIGCONT)
     process.wait(timeout=60)
   finally:
     helpers.kill([process])
@@ -232,23 +232,30 @@ def _freeze_worker1(tmp_path, after, until_gone, **overrides):
 
 
 @pytest.mark.timeout(150)
-def test_tf2_frozen_worker_is_named_from_the_coordination_service(tmp_path):
-  """--engine=tf2: worker1 SIGSTOPped mid-run still accepts connections
-  (no probe finds it) and stopped inside no step of the board; the
-  coordination service, which hears no heartbeat from it, aborts worker0's
-  all-reduce naming it, and worker0 ends stalled (exit 3) naming worker1,
-  long before its own stall bound (--stall_timeout=60)."""
-  output, pids, took = _freeze_worker1(tmp_path, ('worker1', 50), 'worker0',
-                                       **_TF2)
+@pytest.mark.parametrize('victim,other', [('worker1', 'worker0'),
+                                          ('worker0', 'worker1')])
+def test_tf2_frozen_worker_is_named_from_the_coordination_service(
+    tmp_path, victim, other):
+  """--engine=tf2: a worker SIGSTOPped mid-run still accepts connections
+  (no probe finds it) and stopped inside no step of the board; the other
+  ends stalled (exit 3) naming it, long before its own stall bound
+  (--stall_timeout=60). worker1 frozen: the coordination service, led by
+  worker0, hears no heartbeat from it and aborts worker0's all-reduce
+  naming it. worker0 frozen (the leader: nobody can name it for it):
+  worker1's own heartbeat to it times out (before the fix worker1 named
+  itself, exit 1: the chaos soak's seeds 543 and 767)."""
+  output, pids, took = _freeze(tmp_path, victim, (victim, 50), other,
+                               **_TF2)
   # The heartbeat timeout, the root cause search, and a loaded machine.
   assert took < 30, output
-  assert 'Root cause: worker1 (Stalled)' in helpers.task_lines(
-      output, 'worker0'), output
-  rec = helpers.records(str(tmp_path))['worker0']
+  assert 'Root cause: %s (Stalled)' % victim in helpers.task_lines(
+      output, other), output
+  rec = helpers.records(str(tmp_path))[other]
   assert rec['status'] == 'stalled'
-  assert rec['failure']['task'] == 'worker1'
-  assert rec['failure']['message'].startswith('worker1 is frozen')
-  assert re.search(r'First failure: worker1\b', output), output
+  assert rec['failure']['task'] == victim
+  assert rec['failure']['message'].startswith('%s is frozen' % victim)
+  assert re.search(r'\[launch\] %s +exit 3' % other, output), output
+  assert re.search(r'First failure: %s\b' % victim, output), output
   helpers.assert_no_orphans(pids)
 
 
@@ -308,8 +315,8 @@ def test_tf2_parameter_server_frozen_worker_is_named_as_the_stall(tmp_path):
   the step the coordinator scheduled on it never returns (TensorFlow's
   coordinator has no deadline): the stall report, then exit 3 naming the
   frozen worker; the others get "done"."""
-  output, pids, _ = _freeze_worker1(
-      tmp_path, ('controller0', 20), 'controller0', display_every=10,
+  output, pids, _ = _freeze(
+      tmp_path, 'worker1', ('controller0', 20), 'controller0', display_every=10,
       stall_timeout=4, stall_shutdown_timeout=3, **_TF2_PS)
   controller = helpers.task_lines(output, 'controller0')
   assert any(l.startswith('Stall report from controller0') for l in

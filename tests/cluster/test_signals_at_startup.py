@@ -38,14 +38,17 @@ def _sigterm_when(task, log, ready, what):
   return code, time.monotonic() - sent
 
 
-def _stop_while(tmp_path, ps_hosts, workers, phase_words, start_ps=False):
+def _stop_while(tmp_path, ps_hosts, workers, phase_words, start_ps=False,
+                **overrides):
   """Starts worker0 (and ps0 when ``start_ps``), SIGTERMs worker0 once it
   announces ``phase_words``; returns (exit code, output, seconds, record).
   """
-  flags = helpers.tiny_flags(str(tmp_path), variable_update='parameter_server',
-                             startup_timeout=120) + [
-      '--ps_hosts=' + ','.join(ps_hosts),
+  overrides.setdefault('variable_update', 'parameter_server')
+  flags = helpers.tiny_flags(str(tmp_path), startup_timeout=120,
+                             **overrides) + [
       '--worker_hosts=' + ','.join(workers)]
+  if ps_hosts:
+    flags.append('--ps_hosts=' + ','.join(ps_hosts))
   log = str(tmp_path / 'worker0.log')
   procs = []
   try:
@@ -87,6 +90,19 @@ def test_sigterm_while_waiting_for_the_peers(tmp_path):
   words = 'waiting for ps0 to accept connections'
   _assert_interrupted(*_stop_while(tmp_path, [ps], [worker], words),
                       words, 'peers')
+
+
+@pytest.mark.timeout(300)
+def test_tf2_sigterm_while_waiting_for_the_other_workers(tmp_path):
+  """--engine=tf2 (MultiWorkerMirroredStrategy), worker1 never starts:
+  worker0 waits for its port before the coordination service's
+  registration barrier, which holds the interpreter (a SIGTERM there used
+  to wait for the barrier's timeout and end with exit 4)."""
+  workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
+  words = 'waiting for worker1 to accept connections'
+  _assert_interrupted(*_stop_while(
+      tmp_path, [], workers, words, engine='tf2',
+      variable_update='collective_all_reduce'), words, 'peers')
 
 
 @pytest.mark.timeout(300)

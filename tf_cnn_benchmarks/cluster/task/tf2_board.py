@@ -58,6 +58,20 @@ class KeyValueBoard:
     self._note = None
     self._written = None  # the entry text in the store
     self._last_seen = [None] * num_clients  # entry dicts, by client
+    # Worker 0 found frozen: the store's calls have no deadline of their
+    # own and would wait for it for ever (a thread already blocked in one
+    # holds the lock), so from then on nothing is sent there.
+    self._host_frozen = False
+
+  def host_frozen(self):
+    """Worker 0, the store's host, is frozen (tf2_runtime._frozen_peer):
+    this task's notes are not left, and reads fail at once."""
+    self._host_frozen = True
+
+  def _check_host(self):
+    if self._host_frozen:
+      raise tf.errors.UnavailableError(
+          None, None, 'the progress board\'s host, worker 0, is frozen')
 
   # -- this client's key
 
@@ -86,6 +100,7 @@ class KeyValueBoard:
 
   def publish_start(self, sess, timeout_ms):
     del sess
+    self._check_host()
     with self._lock:
       self._started += 1
       self._write(timeout_ms)
@@ -100,6 +115,7 @@ class KeyValueBoard:
     """This client's exit note (a JSON-able dict); ``index`` is its own."""
     del sess
     assert index == self.index, (index, self.index)
+    self._check_host()
     with self._lock:
       self._note = note
       self._write(timeout_ms)
@@ -121,6 +137,7 @@ class KeyValueBoard:
     entry if a completion is still unpublished; raises tf.errors.OpError
     when the store cannot be reached (its host, worker 0, is gone)."""
     del sess
+    self._check_host()
     with self._lock:
       self._write(timeout_ms)
     entries = [self._entry(i, timeout_ms) or _entry_from('')

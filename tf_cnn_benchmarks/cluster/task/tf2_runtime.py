@@ -25,10 +25,14 @@ ParameterServerStrategy), the exit notes and the root cause search, the
 "done" signals to serving tasks, the cluster's rate. What bounds each
 wait:
 
-  * joining: MultiWorkerMirroredStrategy starts this task's server and
-    TensorFlow waits for every worker to register with the coordination
-    service, at most --startup_timeout (``cluster_register_timeout``; a
-    worker that never comes is named, exit 4). The coordinator waits for
+  * joining: each worker waits until every other worker's port accepts,
+    its own held by a placeholder (port_placeholder.py), for at most
+    --startup_timeout (a worker that never comes is named, exit 4); then
+    MultiWorkerMirroredStrategy starts this task's server and TensorFlow
+    waits for every worker to register with the coordination service
+    (``cluster_register_timeout``: a wait that holds the interpreter, so
+    a signal is seen only once it ends, hence the wait before it). The
+    coordinator waits for
     every serving task's port as the graph engine's tasks do, for
     --startup_timeout, before the strategy connects. The start-up guard
     is the backstop of both;
@@ -68,6 +72,7 @@ from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.cluster.task import cluster_rate
 from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.cluster.task import done_signals
+from tf_cnn_benchmarks.cluster.task import port_placeholder
 from tf_cnn_benchmarks.liveness import endings
 from tf_cnn_benchmarks.cluster.watch import reachability
 from tf_cnn_benchmarks.cluster import roles
@@ -87,6 +92,8 @@ _LEADER = '/job:worker/replica:0/task:0'
 # The coordination service's words for tasks it stopped hearing from; the
 # tasks follow.
 _UNHEALTHY = 'stopped sending heartbeats'
+# A heartbeat to the leader that failed: the RPC's name in the error.
+_HEARTBEAT_RPC = 'CoordinationService/Heartbeat'
 # "/job:worker/replica:0/task:1" in TensorFlow's messages -> worker1.
 _TASK_RE = re.compile(r'/job:(\w+)/replica:\d+/task:(\d+)')
 
@@ -133,6 +140,11 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       if self.role.in_graph:
         self._strategy = self._coordinate(run_watch, peers)
       else:
+        # TensorFlow's registration barrier holds the interpreter (a
+        # signal waits for its timeout), so the wait for the others is
+        # done first, here (port_placeholder.py).
+        with port_placeholder.held(roles.split_address(role.address)[1]):
+          self.wait_for_peers(peers)
         with run_watch.phase('server_start', 'joining the cluster '
                              '(TensorFlow waits for every worker to '
                              'register: %s)' % ', '.join(sorted(peers))):
@@ -288,27 +300,52 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     the coordination service's. A worker frozen (stopped, wedged) still
     accepts connections, so no probe finds it, and it stops no step on
     the board before the collectives are aborted: the service names it,
-    having heard no heartbeat from it for HEARTBEAT_TIMEOUT_SECONDS."""
+    having heard no heartbeat from it for HEARTBEAT_TIMEOUT_SECONDS (or,
+    for its own leader, the heartbeats to it that time out)."""
     super()._on_failure(sess, exc)
     if (getattr(exc, 'root_cause', None) is not None or
         getattr(exc, 'status', None) is not None):
       return
-    unhealthy = [label for label in tasks_named(
-        str(exc).partition(_UNHEALTHY)[2])
-                 if label in self.role.all_peers()]
-    if _UNHEALTHY not in str(exc) or not unhealthy:
+    label, words = self._frozen_peer(str(exc))
+    if label is None:
       return
-    label = unhealthy[0]
     exc.root_cause = failures.failure(
-        'Stalled', '%s is frozen: it sent the coordination service no '
-        'heartbeat for %.0f s while its port still accepts connections '
-        '(a stopped or wedged process); the all-reduce waited for it.' % (
-            label, HEARTBEAT_TIMEOUT_SECONDS), label,
+        'Stalled', '%s is frozen: %s while its port still accepts '
+        'connections (a stopped or wedged process); the all-reduce waited '
+        'for it.' % (label, words), label,
         'Look at %s\'s state (e.g. py-spy dump; a process stopped by '
         'SIGSTOP or a debugger).' % label)
     exc.status, exc.exit_code = endings.STALLED, exit_codes.STALLED
     self._leave_note(sess, {'status': exc.status,
                             'failure': exc.root_cause})
+
+  def _frozen_peer(self, message):
+    """(the frozen peer the coordination service's words name, how they
+    say it), or (None, None).
+
+    The service's leader, worker 0, names a worker it heard no heartbeat
+    from. When the leader itself is frozen, nobody can say so for it: the
+    other workers' own heartbeats to it time out and abort their
+    collectives with DeadlineExceeded, the heartbeat RPC named in the
+    message (seeds 543 and 767 of the chaos soak). The leader's port
+    still accepts (else the root cause search found it gone), so it is
+    frozen too."""
+    peers = self.role.all_peers()
+    if _UNHEALTHY in message:
+      unhealthy = [label for label in tasks_named(
+          message.partition(_UNHEALTHY)[2]) if label in peers]
+      if unhealthy:
+        return unhealthy[0], ('it sent the coordination service no '
+                              'heartbeat for %.0f s' %
+                              HEARTBEAT_TIMEOUT_SECONDS)
+    leader = tasks_named(_LEADER)[0]
+    if (_HEARTBEAT_RPC in message and leader in peers and
+        reachability.probe(peers[leader]) is None):
+      # The board lives in its store: nobody can read a note there now.
+      self.board.host_frozen()
+      return leader, ('the coordination service it leads did not answer '
+                      'this task\'s heartbeat within its deadline')
+    return None, None
 
   def run_function_step(self, run):
     """One step of the tf2 engine, watched and counted on the board."""
