@@ -61,6 +61,7 @@ from tf_cnn_benchmarks.cluster.launch import launch_summary  # pylint: disable=g
 from tf_cnn_benchmarks.cluster.launch import launcher  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks.cluster.launch import task_processes  # pylint: disable=g-import-not-at-top
 from tf_cnn_benchmarks.cluster.task import runtime  # pylint: disable=g-import-not-at-top
+from tf_cnn_benchmarks.run import record  # pylint: disable=g-import-not-at-top
 
 INVARIANTS = ('bounded', 'cause', 'orphans', 'records', 'resume')
 _DISPLAY_LINE = re.compile(r'^\d+\t', re.M)
@@ -441,24 +442,24 @@ def _check_records(trial, cluster, expect, result_dir, problems):
       # traceback, and the run's own exit (checked against its Expect).
       log = cluster.log(label)
       said = [l for l in log.splitlines()
-              if 'Could not write the run record to ' in l]
+              if record.NOT_WRITTEN in l]
       if len(said) != 1 or 'Traceback' in log:
         problems['records'].append(
             '%s (full --result_dir): %d "Could not write" lines%s' % (
                 label, len(said), ', a traceback' if 'Traceback' in log
                 else ''))
       continue
-    record = by_task.get(label)
-    if record is None:
+    rec = by_task.get(label)
+    if rec is None:
       problems['records'].append('%s exited %d without a record' % (
           label, code))
       continue
     status = chaos_plan.STATUS_OF_CODE.get(code)
-    if record.get('status') != status:
+    if rec.get('status') != status:
       problems['records'].append('%s exited %d but its record says %r' % (
-          label, code, record.get('status')))
-    failure = record.get('failure') or {}
-    lost = [f.get('task') for f in record.get('peer_failures') or []]
+          label, code, rec.get('status')))
+    failure = rec.get('failure') or {}
+    lost = [f.get('task') for f in rec.get('peer_failures') or []]
     if label == trial.victim or trial.fault == 'link_blip':
       continue
     if trial.carries_on:

@@ -19,6 +19,7 @@ from tests.driver_helpers import LiveRun
 from tests import tools
 from tests.driver_helpers import run_cli
 from tf_cnn_benchmarks import exit_codes
+from tf_cnn_benchmarks.run import record
 
 
 
@@ -29,7 +30,7 @@ def _root():
 
 # Generous: two cores shared with other test runs.
 EXIT_BOUND_SECONDS = 15
-NOT_WRITTEN = 'Could not write the run record to '
+NOT_WRITTEN = record.NOT_WRITTEN
 
 
 @pytest.fixture

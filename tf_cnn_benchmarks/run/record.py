@@ -241,6 +241,10 @@ def write(result_dir, rec):
   return path
 
 
+# The start of write_or_say's line, for whoever looks for it in a log.
+NOT_WRITTEN = 'Could not write the run record to '
+
+
 def write_or_say(result_dir, rec, say):
   """``write``, or one line saying why the record could not be written
   (a full or read-only --result_dir); returns the path or None.
@@ -253,7 +257,7 @@ def write_or_say(result_dir, rec, say):
   try:
     return write(result_dir, rec)
   except OSError as e:
-    say('Could not write the run record to %s: %s; the run ends with its '
-        'own status and exit code regardless (free space there or pass '
-        'another --result_dir).' % (result_dir, e.strerror or e))
+    say(NOT_WRITTEN + '%s: %s; the run ends with its own status and exit '
+        'code regardless (free space there or pass another --result_dir).'
+        % (result_dir, e.strerror or e))
     return None
