@@ -295,7 +295,9 @@ def source(runs, runs_path):
   table = shown_path(runs_path)
   return {
       'mode': mode,
-      'command': runs['study_command'].iloc[0],
+      # Every command whose trials the table holds (a --resume may add
+      # models or trials to an earlier run's), in the order they ran.
+      'command': ' ; '.join(dict.fromkeys(runs['study_command'].dropna())),
       'recompute': RECOMPUTE_COMMAND % table,
       'runs_table': table,
       'date': started.max().strftime(stamp),

@@ -198,6 +198,18 @@ def test_fresh_trials_through_the_runner_and_recomputed_from_the_table(
     assert text.readline().startswith('trial,trial_set,slowdown_pct,')
 
 
+def test_the_source_names_every_command_whose_trials_the_table_holds():
+  """A table grown by --resume: both commands, in the order they ran (the
+  first alone would claim the later trials for itself)."""
+  runs = power_figures.read_runs(power_figures.RUNS_CSV).copy()
+  first = 'python studies/detection_power.py --models trivial'
+  later = 'python studies/detection_power.py --models resnet50 --resume'
+  runs['study_command'] = first
+  runs.loc[runs.index[len(runs) // 2:], 'study_command'] = later
+  command = power_figures.source(runs, power_figures.RUNS_CSV)['command']
+  assert command == first + ' ; ' + later
+
+
 def test_the_repository_figures_are_their_table_recomputed():
   """results/detection_power.json is what its table of runs gives, whole:
   no figure edited by hand, none missing."""
