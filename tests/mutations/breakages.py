@@ -699,8 +699,8 @@ BREAKAGES = (
     Breakage(
         'tf2_frozen_leader_unnamed',
         'tf_cnn_benchmarks/cluster/task/tf2_runtime.py',
-        '    if (_HEARTBEAT_RPC in message and leader in peers and',
-        '    if (False and leader in peers and',
+        '    return (_HEARTBEAT_RPC in message and leader in peers and',
+        '    return (False and leader in peers and',
         ('tests/cluster/test_faults_mid_run.py::test_tf2_frozen_worker_is_'
          'named_from_the_coordination_service[worker0-worker1]',),
         'a frozen worker 0 makes the other workers name themselves'),

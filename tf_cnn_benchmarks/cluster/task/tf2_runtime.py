@@ -302,11 +302,16 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     the board before the collectives are aborted: the service names it,
     having heard no heartbeat from it for HEARTBEAT_TIMEOUT_SECONDS (or,
     for its own leader, the heartbeats to it that time out)."""
+    leader_frozen = self._leader_frozen(str(exc))
+    if leader_frozen:
+      # The board lives in its store, whose calls have no deadline: the
+      # root cause search below must not wait there for ever.
+      self.board.host_frozen()
     super()._on_failure(sess, exc)
     if (getattr(exc, 'root_cause', None) is not None or
         getattr(exc, 'status', None) is not None):
       return
-    label, words = self._frozen_peer(str(exc))
+    label, words = self._frozen_peer(str(exc), leader_frozen)
     if label is None:
       return
     exc.root_cause = failures.failure(
@@ -319,7 +324,15 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     self._leave_note(sess, {'status': exc.status,
                             'failure': exc.root_cause})
 
-  def _frozen_peer(self, message):
+  def _leader_frozen(self, message):
+    """Did this task's heartbeat to worker 0, the coordination service's
+    leader, time out while worker 0's port still accepts?"""
+    leader = tasks_named(_LEADER)[0]
+    peers = self.role.all_peers()
+    return (_HEARTBEAT_RPC in message and leader in peers and
+            reachability.probe(peers[leader]) is None)
+
+  def _frozen_peer(self, message, leader_frozen):
     """(the frozen peer the coordination service's words name, how they
     say it), or (None, None).
 
@@ -338,13 +351,10 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
         return unhealthy[0], ('it sent the coordination service no '
                               'heartbeat for %.0f s' %
                               HEARTBEAT_TIMEOUT_SECONDS)
-    leader = tasks_named(_LEADER)[0]
-    if (_HEARTBEAT_RPC in message and leader in peers and
-        reachability.probe(peers[leader]) is None):
-      # The board lives in its store: nobody can read a note there now.
-      self.board.host_frozen()
-      return leader, ('the coordination service it leads did not answer '
-                      'this task\'s heartbeat within its deadline')
+    if leader_frozen:
+      return tasks_named(_LEADER)[0], (
+          'the coordination service it leads did not answer this task\'s '
+          'heartbeat within its deadline')
     return None, None
 
   def run_function_step(self, run):
