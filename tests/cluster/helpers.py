@@ -165,6 +165,17 @@ def wait_for(predicate, timeout, what):
     time.sleep(0.2)
 
 
+def stacks_of(pid):
+  """Every thread's stack in process ``pid`` (py-spy dump), or why not."""
+  spy = os.path.join(os.path.dirname(sys.executable), 'py-spy')
+  try:
+    done = subprocess.run([spy, 'dump', '--pid', str(pid)],
+                          capture_output=True, text=True, timeout=30)
+  except (OSError, subprocess.TimeoutExpired) as e:
+    return 'no stacks of pid %d: %s' % (pid, e)
+  return 'stacks of pid %d:\n%s%s' % (pid, done.stdout, done.stderr)
+
+
 def local_losses(**overrides):
   """Step losses of the same tiny run in one process (the reference)."""
   settings = dict(model='trivial', data_name='cifar10', batch_size=2,

@@ -220,8 +220,14 @@ def _freeze(tmp_path, victim, after, until_gone, **overrides):
     os.kill(pids[victim], signal.SIGSTOP)
     frozen_at = time.monotonic()
     try:
-      helpers.wait_for(lambda: not helpers.pid_alive(pids[until_gone]), 60,
-                       '%s to end' % until_gone)
+      try:
+        helpers.wait_for(lambda: not helpers.pid_alive(pids[until_gone]), 60,
+                         '%s to end' % until_gone)
+      except AssertionError as e:
+        # Where it waits, and what every task said: a hang seen only under
+        # CI's load is diagnosed from this message alone.
+        raise AssertionError('%s\n%s\n%s' % (
+            e, helpers.stacks_of(pids[until_gone]), helpers.read(log))) from None
       took = time.monotonic() - frozen_at
     finally:
       os.kill(pids[victim], signal.SIGCONT)

@@ -56,6 +56,12 @@ def _outputs(logs):
   return {label: helpers.read(path) for label, path in logs.items()}
 
 
+def _shown(out):
+  """Every task's output as one text: a failed assertion shows all of it
+  (pytest cuts a dict's repr short, and CI's output is all we get)."""
+  return '\n'.join('==== %s ====\n%s' % item for item in sorted(out.items()))
+
+
 def _wait_until_training(logs, procs):
   helpers.wait_for(
       lambda: _last_step(logs['worker1']) >= CUT_AT_STEP or any(
@@ -90,12 +96,14 @@ def test_a_partition_that_heals_within_the_stall_bound_lets_the_run_go_on(
     finally:
       helpers.kill(procs)
   out = _outputs(logs)
-  assert alive_at_heal == {'ps0': True, 'worker0': True, 'worker1': True}, out
+  assert alive_at_heal == {'ps0': True, 'worker0': True,
+                           'worker1': True}, _shown(out)
   assert codes == {'ps0': exit_codes.OK, 'worker0': exit_codes.OK,
-                   'worker1': exit_codes.OK}, out
+                   'worker1': exit_codes.OK}, '%s\n%s' % (codes, _shown(out))
   # The partition really held the training up, and it went on after.
-  assert step_at_heal < step_at_cut + 20, (step_at_cut, step_at_heal, out)
-  assert step_at_cut < num_batches, out
+  assert step_at_heal < step_at_cut + 20, '%d %d\n%s' % (
+      step_at_cut, step_at_heal, _shown(out))
+  assert step_at_cut < num_batches, _shown(out)
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):
     assert _last_step(logs[label]) == num_batches, out[label]
@@ -128,17 +136,18 @@ def test_a_partition_that_never_heals_is_reported_as_one_by_every_task(
   out = _outputs(logs)
   assert codes == {'ps0': exit_codes.UNREACHABLE,
                    'worker0': exit_codes.UNREACHABLE,
-                   'worker1': exit_codes.UNREACHABLE}, out
+                   'worker1': exit_codes.UNREACHABLE}, '%s\n%s' % (
+                       codes, _shown(out))
   # The workers end after the stall bound; the ps waits for them as long
   # as a worker's step may wait (deadlines.step_deadline_seconds: the
   # stall bound plus a 30 s margin), not longer. Slack for a loaded host.
   worker_bound = stall_timeout + shutdown
-  assert max(took['worker0'], took['worker1']) < worker_bound + 30, (took,
-                                                                     out)
+  assert max(took['worker0'], took['worker1']) < worker_bound + 30, (
+      '%s\n%s' % (took, _shown(out)))
   # (The ps last heard from the workers up to a probe period before the
   # cut.)
   assert worker_bound + 30 - 3 <= took['ps0'] < worker_bound + 30 + 25, (
-      took, out)
+      '%s\n%s' % (took, _shown(out)))
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):
     assert 'Stall report from %s' % label in out[label], out[label]

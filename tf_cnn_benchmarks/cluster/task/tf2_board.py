@@ -11,20 +11,25 @@ search (root_cause.py) read a tf2 cluster as they read a graph one.
 Each client owns one key, ``tf_cnn_benchmarks/board/<client index>``,
 holding JSON {"started": n, "completed": m, "note": {...} or null}. Only
 that client writes it: the store cannot overwrite a key, so a write is a
-delete and an insert (two blocking calls to worker 0), under a lock (the
-watchdog's thread may leave a note while the main thread publishes a
-step). Any task reads it with a get that waits at most a given time; a key
-caught between the two writes, or not yet written, reads as the last value
-this reader saw.
+delete and an insert, two calls to worker 0 that have no deadline. So one
+thread of the board's own makes them, always writing the newest entry, and
+no caller waits for it longer than its own bound: a frozen worker 0 (a
+stopped process still accepts connections) would hold such a call for
+ever, and with it a step that had not yet reached the collectives the
+coordination service aborts (a CI run hung so, in a write before a step).
+Any task reads the others' keys with a get that waits at most a given
+time; a key caught between the two writes, or not yet written, reads as
+the last value this reader saw.
 
 A step writes once, as it starts: {started: n, completed: n - 1} (steps
-run one after the other, so its start says the previous one completed).
-Its completion is only counted here, and reaches the store with the next
-step's start, this task's next read of the board (its watchdog reads it
-every second: a task stuck between steps shows "done with step n, not in a
-step" within a second), or its exit note. That keeps one write, not two,
-inside each timed step, and keeps ``started`` exact, which the stall
-reports and the straggler lag read.
+run one after the other, so its start says the previous one completed),
+handed to the writer without waiting. Its completion is only counted here,
+and reaches the store with the next step's start, this task's next read of
+the board (its watchdog reads it every second: a task stuck between steps
+shows "done with step n, not in a step" within a second), or its exit
+note, which is waited for (within its bound). That keeps one write, not
+two, for each step, none of it on the timed thread, and keeps ``started``
+exact once written, which the stall reports and the straggler lag read.
 
 The methods take the graph board's ``sess`` argument and ignore it, so
 code written against progress_board.ProgressBoard runs unchanged.
@@ -53,14 +58,20 @@ class KeyValueBoard:
     """``index``: the client this task is."""
     self.index = index
     self._num_clients = num_clients
-    self._lock = threading.Lock()
+    # Guards the counts and the entries below, never held across a call
+    # to the store; notified when the writer wrote or failed.
+    self._changed = threading.Condition()
     self._started = self._completed = 0
     self._note = None
+    self._wanted = None  # the newest entry text, for the writer
     self._written = None  # the entry text in the store
+    # Entries handed to the writer, and the number of the newest stored.
+    self._handed = self._stored = 0
+    self._failed = None  # the writer's last error, until a caller raised it
+    self._writer = None
     self._last_seen = [None] * num_clients  # entry dicts, by client
-    # Worker 0 found frozen: the store's calls have no deadline of their
-    # own and would wait for it for ever (a thread already blocked in one
-    # holds the lock), so from then on nothing is sent there.
+    # Worker 0 found frozen: its writes will never be answered, so from
+    # then on no caller waits for them, and reads fail at once.
     self._host_frozen = False
 
   def host_frozen(self):
@@ -75,50 +86,93 @@ class KeyValueBoard:
 
   # -- this client's key
 
-  def _write(self, timeout_ms):
-    """Puts this client's entry in the store unless it is there already
-    (under the lock)."""
-    del timeout_ms  # an insert does not wait for anybody
+  def _publish(self, wait_ms):
+    """Hands this client's entry to the writer (under the lock); with
+    ``wait_ms``, waits that long for it to be in the store. Raises the
+    writer's error (worker 0 gone), or DeadlineExceededError."""
     entry = json.dumps({'started': self._started,
                         'completed': self._completed, 'note': self._note})
-    if entry == self._written:
-      return
+    if self._failed is not None:
+      failed, self._failed = self._failed, None
+      raise failed
+    if entry != self._written and entry != self._wanted:
+      self._wanted = entry
+      self._handed += 1
+      if self._writer is None:
+        self._writer = threading.Thread(target=self._write_for_ever,
+                                        name='tf2-board-writer', daemon=True)
+        self._writer.start()
+      self._changed.notify_all()
+    handed = self._handed
+    if wait_ms and not self._changed.wait_for(
+        lambda: self._stored >= handed or self._failed is not None,
+        wait_ms / 1000.0):
+      raise tf.errors.DeadlineExceededError(
+          None, None, 'worker 0, the progress board\'s host, stored no '
+          'entry of this task\'s within %d ms' % wait_ms)
+    if self._failed is not None:
+      failed, self._failed = self._failed, None
+      raise failed
+
+  def _write_for_ever(self):
+    """The writer thread: puts the newest wanted entry in the store."""
     ctx = context.context()
     key = _KEY % self.index
-    try:
-      ctx.delete_config_key_value(key)
-    except tf.errors.NotFoundError:
-      pass  # the first write
-    self._written = None  # deleted: a failed insert must be retried
-    ctx.set_config_key_value(key, entry)
-    self._written = entry
+    while True:
+      with self._changed:
+        self._changed.wait_for(lambda: self._wanted is not None)
+        entry, self._wanted = self._wanted, None
+        number = self._handed
+        deleted = self._written is not None
+      try:
+        if deleted:
+          ctx.delete_config_key_value(key)
+        with self._changed:
+          self._written = None  # deleted: a failed insert must be retried
+        ctx.set_config_key_value(key, entry)
+      except tf.errors.OpError as e:
+        with self._changed:
+          self._failed = e
+          self._changed.notify_all()
+        continue
+      with self._changed:
+        self._written, self._stored = entry, number
+        self._changed.notify_all()
 
-  def publish_initial(self):
+  def publish_initial(self, timeout_ms):
     """This client's key, before anybody reads it (start of training)."""
-    with self._lock:
-      self._write(None)
+    with self._changed:
+      self._publish(timeout_ms)
 
   def publish_start(self, sess, timeout_ms):
-    del sess
+    """The step's start, handed to the writer: not waited for."""
+    del sess, timeout_ms
     self._check_host()
-    with self._lock:
+    with self._changed:
       self._started += 1
-      self._write(timeout_ms)
+      self._publish(0)
 
   def publish_completion(self, sess, timeout_ms):
     """Counted; published later (see above), never inside the step."""
     del sess, timeout_ms
-    with self._lock:
+    with self._changed:
       self._completed += 1
 
   def post_note(self, sess, index, note, timeout_ms):
-    """This client's exit note (a JSON-able dict); ``index`` is its own."""
+    """This client's exit note (a JSON-able dict); ``index`` is its own.
+    Waits at most ``timeout_ms`` for it to be stored."""
     del sess
     assert index == self.index, (index, self.index)
     self._check_host()
-    with self._lock:
+    with self._changed:
       self._note = note
-      self._write(timeout_ms)
+      self._publish(timeout_ms)
+
+  def wait_written(self, timeout_ms):
+    """Waits at most ``timeout_ms`` until this client's newest entry is in
+    the store (tests read the store right after a step's start)."""
+    with self._changed:
+      self._publish(timeout_ms)
 
   # -- reading
 
@@ -138,8 +192,8 @@ class KeyValueBoard:
     when the store cannot be reached (its host, worker 0, is gone)."""
     del sess
     self._check_host()
-    with self._lock:
-      self._write(timeout_ms)
+    with self._changed:
+      self._publish(0)
     entries = [self._entry(i, timeout_ms) or _entry_from('')
                for i in range(self._num_clients)]
     return progress_board.Snapshot(
@@ -176,8 +230,8 @@ class LocalBoard:
     self._started = self._completed = 0
     self._note = None
 
-  def publish_initial(self):
-    pass
+  def publish_initial(self, timeout_ms):
+    del timeout_ms
 
   def publish_start(self, sess, timeout_ms):
     del sess, timeout_ms

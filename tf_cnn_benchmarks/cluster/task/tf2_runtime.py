@@ -183,7 +183,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
                                            self.client_index)
       self._hosts_board = role.is_chief
       images_per_global_step = rc.global_batch_size
-    self.board.publish_initial()
+    self.board.publish_initial(deadlines.RPC_TIMEOUT_MS)
     self._board_in_step = False
     self.rate = cluster_rate.ClusterRate(
         role, rc.mode, lambda trainer: trainer.global_step(),
