@@ -106,6 +106,61 @@ def test_tf2_sigterm_while_waiting_for_the_other_workers(tmp_path):
 
 
 @pytest.mark.timeout(300)
+def test_tf2_sigterm_taken_by_tensorflows_notifier_during_the_join(tmp_path):
+  """--engine=tf2 (MultiWorkerMirroredStrategy): worker1 joins 20 s late
+  (a test fault), so worker0 sits in TensorFlow's registration barrier,
+  which holds the interpreter, with TensorFlow's preemption notifier's
+  SIGTERM handler in place of the run's; SIGTERMed there, worker0 stops
+  once the join ends (before the fix the notifier kept the signal and
+  worker0 trained on: the chaos soak's seed 6015)."""
+  late = 20
+  workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
+  flags = helpers.tiny_flags(
+      str(tmp_path), startup_timeout=120, engine='tf2',
+      variable_update='collective_all_reduce', num_batches=100000,
+      display_every=100) + ['--worker_hosts=' + ','.join(workers)]
+  logs = {label: str(tmp_path / (label + '.log'))
+          for label in ('worker0', 'worker1')}
+  procs = {}
+  try:
+    for index, label in enumerate(sorted(logs)):
+      procs[label] = helpers.start(
+          [helpers.SCRIPT] + flags + ['--job_name=worker',
+                                      '--task_index=%d' % index],
+          log_path=logs[label],
+          env={helpers.FAULT_ENV: 'late_join:worker1:step0:x%d' % late})
+    helpers.wait_for(
+        lambda: 'Joining %d s late' % late in helpers.read(logs['worker1']),
+        240, 'worker1 to start its late join')
+    # worker0 inside the strategy's join (py-spy reads its stack while
+    # the join holds the interpreter), then a moment for TensorFlow to
+    # install its handler as the join starts.
+    helpers.wait_for(
+        lambda: 'Context.ensure_initialized' in helpers.stacks_of(
+            procs['worker0'].pid), 30, 'worker0 to be in the join')
+    time.sleep(2)
+    assert procs['worker0'].poll() is None, helpers.read(logs['worker0'])
+    sent = time.monotonic()
+    procs['worker0'].send_signal(signal.SIGTERM)
+    code = procs['worker0'].wait(timeout=late + EXIT_BOUND_SECONDS + 10)
+    took = time.monotonic() - sent
+    procs["worker1"].wait(timeout=60)
+  finally:
+    helpers.kill(procs.values())
+  output = helpers.read(logs['worker0'])
+  assert code == exit_codes.INTERRUPTED, output
+  # The rest of the join (it cannot be cut short), then the signal bound.
+  assert took < late + EXIT_BOUND_SECONDS, output
+  # Said only when the notifier's key names worker0: the signal did land
+  # in TensorFlow's handler, not the run's.
+  assert ('TensorFlow\'s preemption notifier took a SIGTERM while the '
+          'cluster\'s join held the interpreter' in output), output
+  assert 'Stopping: got SIGTERM' in output, output
+  rec = helpers.records(str(tmp_path)).get('worker0')
+  assert rec is not None and rec['status'] == 'interrupted', output
+
+
+@pytest.mark.timeout(300)
 def test_sigterm_while_creating_the_session(tmp_path):
   """ps0's port accepts but never answers: TensorFlow waits creating the
   session (a call no Python signal handler interrupts)."""

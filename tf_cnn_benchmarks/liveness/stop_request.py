@@ -16,7 +16,9 @@ coordination agent, installs its own C-level SIGTERM handler (which only
 sets a flag of its own), and from then on SIGTERM would neither reach the
 pipe nor end the process. ``reclaim`` puts this request's handlers back
 (sigaction, from any thread); the watchdog calls it every tick, and
-``kept`` every few milliseconds around a call known to take them.
+``kept`` every few milliseconds around a call known to take them. A
+SIGTERM the notifier took before that (while a call held the interpreter)
+is given back with ``deliver``.
 """
 
 import contextlib
@@ -124,6 +126,18 @@ class StopRequest:
           _LIBC.sigaction(int(sig), ours, None)
           taken_back.append(signal.Signals(sig).name)
     return taken_back
+
+  def deliver(self, sig):
+    """Counts ``sig`` as if it had arrived now (any thread): a signal a
+    library's handler took before ``reclaim`` could put ours back
+    (cluster/task/tf2_sigterm_notice.py). It goes through the pipe, as
+    a signal does, so it is counted and acknowledged in the one place."""
+    with self._lock:
+      if self._pipe is not None:
+        try:
+          os.write(self._pipe[1], bytes([int(sig)]))
+        except (BlockingIOError, OSError):
+          pass  # a full pipe holds unread signals: it is seen anyway
 
   @contextlib.contextmanager
   def kept(self, every=0.01):

@@ -37,11 +37,19 @@ Read from one environment variable, which no user sets by accident:
                         resend of a request it already has (a network
                         blip lost the answer: cluster/task/step_repeats.py);
                         F attempts of the step in a row (default 1).
+  late_join:worker1:step0:x20
+                        tf2 (MultiWorkerMirroredStrategy): worker1 waits
+                        F seconds after its wait for the other workers'
+                        ports, its own port still held, before it joins:
+                        the others sit that long in TensorFlow's
+                        registration barrier, which holds the interpreter
+                        (N is not read).
 
 Only the task named is affected; every other task ignores the variable.
-Nothing but runtime.ClusterRuntime (its wire_graph and the step it counts)
-uses a Fault, and it gets one only through test_hooks.planned_fault, which
-loads this module only when the variable is set.
+Nothing but runtime.ClusterRuntime (its wire_graph, the step it counts, and
+the tf2 runtime's join) uses a Fault, and it gets one only through
+test_hooks.planned_fault, which loads this module only when the variable is
+set.
 """
 
 import dataclasses
@@ -54,13 +62,14 @@ from tf_cnn_benchmarks.test_hooks import variables
 
 ENV = variables.FAULT_ENV
 KINDS = ('stall', 'oom', 'slow', 'slow_compute', 'lag', 'refused_copy',
-         'slow_check')
+         'slow_check', 'late_join')
 _SPEC = re.compile(r'^(%s):(\w+?\d+):step(\d+)(?::x([0-9.]+))?$' %
                    '|'.join(KINDS))
 
 
 # Kinds whose spec has an :x<F> part, and F when it has none.
-_WITH_FACTOR = ('slow', 'slow_compute', 'lag', 'refused_copy', 'slow_check')
+_WITH_FACTOR = ('slow', 'slow_compute', 'lag', 'refused_copy', 'slow_check',
+                'late_join')
 _DEFAULT_FACTOR = {'refused_copy': 1.0}
 
 
@@ -103,6 +112,12 @@ class Fault:
           None, None,
           'OOM when allocating tensor with shape[4096,4096,64] and type '
           'float on %s by allocator cpu (%s)' % (self.task, self.describe()))
+
+  def before_join(self, say):
+    """A late_join: says so, then waits its F seconds."""
+    if self.kind == 'late_join':
+      say('Joining %g s late (%s).' % (self.factor, self.describe()))
+      time.sleep(self.factor)
 
   def after_step(self, step):
     """Applies this fault after an attempt of step ``step`` ran, if due: a

@@ -79,6 +79,7 @@ from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.task import runtime
 from tf_cnn_benchmarks.cluster import server
 from tf_cnn_benchmarks.cluster.task import tf2_board
+from tf_cnn_benchmarks.cluster.task import tf2_sigterm_notice
 from tf_cnn_benchmarks.cluster.task import tf2_step_deadline
 from tf_cnn_benchmarks.cluster.watch import task_checks
 from tf_cnn_benchmarks.engine_tf2 import strategies
@@ -145,6 +146,8 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
         # done first, here (port_placeholder.py).
         with port_placeholder.held(roles.split_address(role.address)[1]):
           self.wait_for_peers(peers)
+          if self._fault is not None:
+            self._fault.before_join(run_watch.say)
         with run_watch.phase('server_start', 'joining the cluster '
                              '(TensorFlow waits for every worker to '
                              'register: %s)' % ', '.join(sorted(peers))):
@@ -225,11 +228,15 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     try:
       # TensorFlow installs its SIGTERM handler, then waits for the others.
       with run_watch.stop_request.kept():
-        return tf.distribute.MultiWorkerMirroredStrategy(
+        strategy = tf.distribute.MultiWorkerMirroredStrategy(
             cluster_resolver=self._resolver(role.job_name),
             communication_options=options)
     except tf.errors.OpError as e:
       raise self._join_failure(e, params.startup_timeout) from None
+    # A SIGTERM its handler took meanwhile is given back.
+    tf2_sigterm_notice.watch(run_watch.stop_request, role.job_name,
+                             role.task_index, run_watch.say)
+    return strategy
 
   def _coordinate(self, run_watch, peers):
     """ParameterServerStrategy, with its coordinator, once every serving
