@@ -558,11 +558,20 @@ def main(argv=None):
   parser.add_argument('--work_dir', default='',
                       help='where trials run (default: a temporary '
                            'directory, removed at the end)')
+  parser.add_argument('--seeds', default='',
+                      help='comma-separated seeds: exactly these trials '
+                           '(instead of --trials from --seed; CI\'s sample)')
   parser.add_argument('--fault', choices=chaos_plan.FAULTS, default=None,
                       help='only this fault (the rest of each trial is '
                            'still drawn from its seed)')
   args = parser.parse_args(argv)
-  if args.trials < 1 or args.max_workers < 2:
+  try:
+    seeds = ([int(s) for s in args.seeds.split(',')] if args.seeds else
+             list(range(args.seed, args.seed + args.trials)))
+  except ValueError:
+    parser.error('--seeds %r: expected whole numbers separated by commas'
+                 % args.seeds)
+  if not seeds or args.max_workers < 2:
     parser.error('--trials must be >= 1 and --max_workers >= 2')
   if os.geteuid() != 0:
     print('chaos.py needs root: network namespaces (ip netns) and tmpfs '
@@ -575,14 +584,15 @@ def main(argv=None):
   signal.signal(signal.SIGHUP, _stop_soak)
   work = args.work_dir or tempfile.mkdtemp(prefix='chaos_')
   bound_of, ps_extra = chaos_plan.bounds()
-  print('Chaos soak: %d trials from seed %d, in %s' % (args.trials,
-                                                       args.seed, work))
+  print('Chaos soak: %d trials %s, in %s' % (
+      len(seeds), 'of seeds ' + args.seeds if args.seeds else
+      'from seed %d' % args.seed, work))
   outcomes = []
   try:
-    for i in range(args.trials):
-      trial = chaos_plan.plan(args.seed + i, args.max_workers, args.fault)
+    for i, seed in enumerate(seeds):
+      trial = chaos_plan.plan(seed, args.max_workers, args.fault)
       print('[%d/%d] seed %d: %s (delay %.1f s%s)' % (
-          i + 1, args.trials, trial.seed, trial.describe(), trial.delay,
+          i + 1, len(seeds), trial.seed, trial.describe(), trial.delay,
           ', down %.1f s' % trial.blip_seconds if trial.blip_seconds
           else ''))
       sys.stdout.flush()

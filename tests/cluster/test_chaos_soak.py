@@ -1,6 +1,6 @@
 """The chaos soak (studies/chaos.py): a fixed-seed sample, and its parts.
 
-The sample runs ten seeded trials, real clusters with real faults (signals,
+The sample runs thirteen seeded trials, one of each fault, real clusters with real faults (signals,
 a downed veth link, a full tmpfs, a corrupt record), and asserts that every
 invariant of RELIABILITY.md held in each. The other tests check the soak's
 own machinery: a trial is a function of its seed (so a failed one replays),
@@ -31,11 +31,15 @@ import chaos_tf2  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tf_cnn_benchmarks import exit_codes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tf_cnn_benchmarks.cluster import deadlines  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-# Seeds 3930..3946 with at most 3 workers (CI has 2 cores) draw every kind
-# of fault (two ssh link drops among them), every mode of the graph engine
-# and both tf2 strategies, several in runs that must train on.
-SAMPLE_SEED = 3930
-SAMPLE_TRIALS = 17
+# One trial of each kind of fault with at most 3 workers (CI has 2 cores),
+# the fewest tasks its seed could draw: every mode of the graph engine and
+# both tf2 strategies (a MultiWorkerMirroredStrategy SIGTERM at start-up,
+# the soak's seed 6015, among them), three in runs that must train on.
+# (Seeds 3930..3946, the shortest run of consecutive seeds that covers as
+# much, took 521 s in CI; these 13, about 330 s.)
+SAMPLE_SEEDS = (2553, 542, 1705, 1925, 2909, 2172, 61, 1270, 6, 1922, 3082,
+                876, 3055)
+SAMPLE_TRIALS = len(SAMPLE_SEEDS)
 
 
 @pytest.mark.slow
@@ -47,7 +51,7 @@ def test_fixed_seed_sample_holds_every_invariant(tmp_path):
     tools.unavailable(chaos_ssh.missing(), tools.SSH_INSTALL)
   out = subprocess.run(
       [sys.executable, os.path.join(STUDIES, 'chaos.py'),
-       '--trials', str(SAMPLE_TRIALS), '--seed', str(SAMPLE_SEED),
+       '--seeds', ','.join(str(seed) for seed in SAMPLE_SEEDS),
        '--max_workers', '3', '--work_dir', str(tmp_path)],
       cwd=helpers.REPO, capture_output=True, text=True, timeout=2300,
       env=helpers.child_env())
@@ -60,8 +64,8 @@ def test_fixed_seed_sample_holds_every_invariant(tmp_path):
 
 
 def test_a_trial_is_a_function_of_its_seed(monkeypatch):
-  sample = [chaos_plan.plan(SAMPLE_SEED + i, 3) for i in range(SAMPLE_TRIALS)]
-  assert {t.fault for t in sample} == set(chaos_plan.FAULTS)
+  sample = [chaos_plan.plan(seed, 3) for seed in SAMPLE_SEEDS]
+  assert sorted(t.fault for t in sample) == sorted(chaos_plan.FAULTS)
   assert {t.mode for t in sample if not t.tf2} == set(chaos_plan.MODES)
   assert {t.mode for t in sample if t.tf2} == {chaos_tf2.MIRRORED,
                                                chaos_tf2.PARAMETER_SERVER}

@@ -90,8 +90,7 @@ class KeyValueBoard:
     """Hands this client's entry to the writer (under the lock); with
     ``wait_ms``, waits that long for it to be in the store. Raises the
     writer's error (worker 0 gone), or DeadlineExceededError."""
-    entry = json.dumps({'started': self._started,
-                        'completed': self._completed, 'note': self._note})
+    entry = self._entry_text()
     if self._failed is not None:
       failed, self._failed = self._failed, None
       raise failed
@@ -113,6 +112,11 @@ class KeyValueBoard:
     if self._failed is not None:
       failed, self._failed = self._failed, None
       raise failed
+
+  def _entry_text(self):
+    """This client's entry as it is now (under the lock)."""
+    return json.dumps({'started': self._started,
+                       'completed': self._completed, 'note': self._note})
 
   def _write_for_ever(self):
     """The writer thread: puts the newest wanted entry in the store."""
@@ -194,7 +198,11 @@ class KeyValueBoard:
     self._check_host()
     with self._changed:
       self._publish(0)
-    entries = [self._entry(i, timeout_ms) or _entry_from('')
+      # This client's own entry as it is now, not as the store may still
+      # hold it (the writer may not have caught up).
+      own = _entry_from(self._entry_text())
+    entries = [own if i == self.index else
+               self._entry(i, timeout_ms) or _entry_from('')
                for i in range(self._num_clients)]
     return progress_board.Snapshot(
         tuple(e['started'] for e in entries),
