@@ -21,6 +21,7 @@ later one).
 
 import signal
 import threading
+import time
 
 import tensorflow as tf
 # The coordination service's key-value store has no public Python name;
@@ -30,8 +31,11 @@ from tensorflow.python.eager import context  # pylint: disable=g-direct-tensorfl
 # TensorFlow's key (context_distributed_manager.cc; failure_handling.py
 # reads it as PREEMPTION_KEY).
 NOTICE_KEY = 'TF_DEFAULT_PREEMPTION_NOTICE_KEY'
-# One get's wait; the thread asks again until the service is gone.
+# One get's wait; the thread asks again for as long as the process lives
+# (after an error, a second later: a get made while the service is still
+# settling must not end the watch; once the process ends, so does it).
 _WAIT_MS = 60000
+_RETRY_SECONDS = 1.0
 
 
 def watch(stop_request, job_name, task_index, say):
@@ -47,7 +51,8 @@ def watch(stop_request, job_name, task_index, say):
       except tf.errors.DeadlineExceededError:
         continue
       except tf.errors.OpError:
-        return  # the service is gone: the run is ending
+        time.sleep(_RETRY_SECONDS)
+        continue
       if who == me:
         say('TensorFlow\'s preemption notifier took a SIGTERM while the '
             'cluster\'s join held the interpreter: stopping for it.')
