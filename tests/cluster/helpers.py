@@ -165,9 +165,12 @@ def wait_for(predicate, timeout, what):
     time.sleep(0.2)
 
 
+PY_SPY = os.path.join(os.path.dirname(sys.executable), 'py-spy')
+
+
 def stacks_of(pid):
   """Every thread's stack in process ``pid`` (py-spy dump), or why not."""
-  spy = os.path.join(os.path.dirname(sys.executable), 'py-spy')
+  spy = PY_SPY
   try:
     done = subprocess.run([spy, 'dump', '--pid', str(pid)],
                           capture_output=True, text=True, timeout=30)

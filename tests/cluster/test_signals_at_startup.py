@@ -8,10 +8,12 @@ stops a real worker in one start-up phase, detected from its own output
 
 import glob
 import json
+import os
 import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -114,6 +116,10 @@ def test_tf2_sigterm_taken_by_tensorflows_notifier_during_the_join(tmp_path):
   SIGTERM handler in place of the run's; SIGTERMed there, worker0 stops
   once the join ends (before the fix the notifier kept the signal and
   worker0 trained on: the chaos soak's seed 6015)."""
+  # (Without it the wait below could only time out: CI once did so.)
+  assert os.path.exists(helpers.PY_SPY), (
+      'py-spy is not installed beside %s: pip install py-spy (setup.cfg\'s '
+      'test extra has it)' % sys.executable)
   late = 20
   workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
   flags = helpers.tiny_flags(
