@@ -170,9 +170,8 @@ PY_SPY = os.path.join(os.path.dirname(sys.executable), 'py-spy')
 
 def stacks_of(pid):
   """Every thread's stack in process ``pid`` (py-spy dump), or why not."""
-  spy = PY_SPY
   try:
-    done = subprocess.run([spy, 'dump', '--pid', str(pid)],
+    done = subprocess.run([PY_SPY, 'dump', '--pid', str(pid)],
                           capture_output=True, text=True, timeout=30)
   except (OSError, subprocess.TimeoutExpired) as e:
     return 'no stacks of pid %d: %s' % (pid, e)

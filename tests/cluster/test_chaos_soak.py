@@ -1,8 +1,8 @@
 """The chaos soak (studies/chaos.py): a fixed-seed sample, and its parts.
 
-The sample runs thirteen seeded trials, one of each fault, real clusters with real faults (signals,
-a downed veth link, a full tmpfs, a corrupt record), and asserts that every
-invariant of RELIABILITY.md held in each. The other tests check the soak's
+The sample runs thirteen seeded trials, one of each fault, real clusters
+with real faults (signals, a downed veth link, a full tmpfs, a corrupt
+record), and asserts that every invariant of RELIABILITY.md held in each. The other tests check the soak's
 own machinery: a trial is a function of its seed (so a failed one replays),
 its bounds follow the runtime's constants, and its orphan scan finds a
 process a task left behind.
@@ -36,7 +36,7 @@ from tf_cnn_benchmarks.cluster import deadlines  # pylint: disable=g-import-not-
 # both tf2 strategies (a MultiWorkerMirroredStrategy SIGTERM at start-up,
 # the soak's seed 6015, among them), three in runs that must train on.
 # (Seeds 3930..3946, the shortest run of consecutive seeds that covers as
-# much, took 521 s in CI; these 13, about 330 s.)
+# much, took 521 s in CI; these 13, 266 s.)
 SAMPLE_SEEDS = (2553, 542, 1705, 1925, 2909, 2172, 61, 1270, 6, 1922, 3082,
                 876, 3055)
 SAMPLE_TRIALS = len(SAMPLE_SEEDS)

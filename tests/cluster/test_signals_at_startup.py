@@ -161,7 +161,7 @@ def test_tf2_sigterm_taken_by_tensorflows_notifier_during_the_join(tmp_path):
                               helpers.stacks_of(procs['worker0'].pid),
                               helpers.read(logs['worker0']))) from None
     took = time.monotonic() - sent
-    procs["worker1"].wait(timeout=60)
+    procs['worker1'].wait(timeout=60)
   finally:
     helpers.kill(procs.values())
   output = helpers.read(logs['worker0'])

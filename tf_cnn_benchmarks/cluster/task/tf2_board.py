@@ -91,9 +91,7 @@ class KeyValueBoard:
     ``wait_ms``, waits that long for it to be in the store. Raises the
     writer's error (worker 0 gone), or DeadlineExceededError."""
     entry = self._entry_text()
-    if self._failed is not None:
-      failed, self._failed = self._failed, None
-      raise failed
+    self._raise_the_writers_error()
     if entry != self._written and entry != self._wanted:
       self._wanted = entry
       self._handed += 1
@@ -109,6 +107,11 @@ class KeyValueBoard:
       raise tf.errors.DeadlineExceededError(
           None, None, 'worker 0, the progress board\'s host, stored no '
           'entry of this task\'s within %d ms' % wait_ms)
+    self._raise_the_writers_error()
+
+  def _raise_the_writers_error(self):
+    """Raises the writer's last error once, if it has one (under the
+    lock)."""
     if self._failed is not None:
       failed, self._failed = self._failed, None
       raise failed
@@ -145,8 +148,7 @@ class KeyValueBoard:
 
   def publish_initial(self, timeout_ms):
     """This client's key, before anybody reads it (start of training)."""
-    with self._changed:
-      self._publish(timeout_ms)
+    self.wait_written(timeout_ms)
 
   def publish_start(self, sess, timeout_ms):
     """The step's start, handed to the writer: not waited for."""
