@@ -13,6 +13,8 @@ miss a client's whole life: a trivial model starts, steps and may be killed
 within two seconds. Its arrival is proof it started that no probe can miss.
 """
 
+import threading
+
 import tensorflow as tf
 
 from tf_cnn_benchmarks.cluster import deadlines
@@ -25,6 +27,26 @@ DONE_TIMEOUT_MS = 5000
 # Kinds of signal (the first element of each queued pair).
 ARRIVED, DONE = 0, 1
 KINDS = (ARRIVED, DONE)
+
+
+class RefusedSignal(ValueError):
+  """A signal no client of this cluster sends: an unknown kind or client
+  index (anyone who reaches the server can push to its queue)."""
+
+
+def read_signal(kind, index, labels_by_index):
+  """(kind, client label) of a queued pair; RefusedSignal, saying why, for
+  a kind outside KINDS or an index that is not a client's. Refused, not
+  guessed at: a forged pair read as DONE would let a serving task leave a
+  client that is still training."""
+  kind, index = int(kind), int(index)
+  if kind not in KINDS:
+    raise RefusedSignal('kind %d is neither ARRIVED (%d) nor DONE (%d)' % (
+        kind, ARRIVED, DONE))
+  if index not in labels_by_index:
+    raise RefusedSignal('client index %d is not one of this cluster\'s '
+                        '(0-%d)' % (index, len(labels_by_index) - 1))
+  return kind, labels_by_index[index]
 
 
 def done_queue(device, name='done_queue'):
@@ -49,26 +71,50 @@ class DoneSignals:
   (built in its graph)."""
 
   def __init__(self, role):
+    # {kind: [(the serving task's device, op)]}
     self._ops = {kind: [] for kind in KINDS}
     for job, index in role.serving_tasks():
-      queue = done_queue('/job:%s/task:%d' % (job, index),
-                         name='done_queue_%s%d' % (job, index))
+      device = '/job:%s/task:%d' % (job, index)
+      queue = done_queue(device, name='done_queue_%s%d' % (job, index))
       for kind, ops in self._ops.items():
-        ops.append(signal_op(queue, kind, role.task_index))
+        ops.append((device, signal_op(queue, kind, role.task_index)))
 
   def arrive(self, sess, timeout_ms=DONE_TIMEOUT_MS):
     self._send(sess, ARRIVED, timeout_ms)
 
-  def send(self, sess, timeout_ms=DONE_TIMEOUT_MS):
-    self._send(sess, DONE, timeout_ms)
+  def send(self, sess, timeout_ms=DONE_TIMEOUT_MS, only=None, skip=None):
+    """DONE to every serving task; ``only``/``skip``: a device, e.g. the
+    board's: to the serving task it is on only, or to every other."""
+    self._send(sess, DONE, timeout_ms, only, skip)
 
-  def _send(self, sess, kind, timeout_ms):
-    for op in self._ops[kind]:
-      try:
-        sess.run(op, options=deadlines.bounded(timeout_ms))
-      except tf.errors.OpError:
-        # Gone already: it will notice our absence by itself.
-        pass
+  def _send(self, sess, kind, timeout_ms, only=None, skip=None):
+    """To every serving task at once, a thread each: one cut off, whose
+    call waits out ``timeout_ms``, holds up no other's signal (one at a
+    time, a cut-off ps0 used up a hurried exit's time and ps1 never heard
+    its clients were done)."""
+    ops = [op for device, op in self._ops[kind]
+           if (only is None or _on(device, only))
+           and (skip is None or not _on(device, skip))]
+    sending = [threading.Thread(target=_run_bounded,
+                                args=(sess, op, timeout_ms), daemon=True)
+               for op in ops]
+    for thread in sending:
+      thread.start()
+    for thread in sending:
+      thread.join(timeout_ms / 1000.0 + 1.0)
+
+
+def _on(task_device, device):
+  """Is ``device`` (e.g. '/job:ps/task:0/device:CPU:0') on the task?"""
+  return (device + '/').startswith(task_device + '/')
+
+
+def _run_bounded(sess, op, timeout_ms):
+  try:
+    sess.run(op, options=deadlines.bounded(timeout_ms))
+  except tf.errors.OpError:
+    # Gone already: it will notice our absence by itself.
+    pass
 
 
 def client_labels(role):

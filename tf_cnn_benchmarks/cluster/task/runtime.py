@@ -16,6 +16,7 @@ the root cause in a peer first (root_cause.py).
 import contextlib
 import dataclasses
 import sys
+import threading
 import time
 
 import tensorflow as tf
@@ -68,6 +69,7 @@ class ClusterRuntime:
     self._fault = test_hooks.planned_fault(role.task_name)
     # The cluster's parts of the graph (wire_graph).
     self.start = self.board = self.done = self.rate = self._hello = None
+    self._board_device = None
     self.labels, self.client_index = [], None
     self._board_in_step = True
     self._hosts_board = False  # this task hosts the board (wire_graph)
@@ -121,6 +123,7 @@ class ClusterRuntime:
     self.board = progress_board.ProgressBoard(
         board_device, len(self.labels), self.client_index)
     self._hosts_board = board_device.startswith(self.role.device + '/')
+    self._board_device = board_device
     self.done = done_signals.DoneSignals(self.role)
     self.rate = cluster_rate.ClusterRate.of_graph(
         self.role, self._mode, global_step, needs.images_per_global_step)
@@ -297,11 +300,23 @@ class ClusterRuntime:
       pass  # The board's host is gone; the others find out by themselves.
 
   def _leave(self, sess, status, run_failure):
-    """Leaving in a hurry (liveness/run_exit.py): the note, then done."""
+    """Leaving in a hurry (liveness/run_exit.py): the note, then done to
+    the board's host (done first could let it leave before the note).
+    Every other serving task hears done at once, beside the note: a board
+    host cut off makes the note wait out its RPC deadline, past the
+    hurried exit's LEAVING_SECONDS, and those tasks then never heard it
+    (they said their clients "left without saying done", exit 1)."""
+    others = None
+    if self.done is not None:  # a cluster without serving tasks has none
+      others = threading.Thread(
+          target=self.done.send, args=(sess, _HURRIED_DONE_MS),
+          kwargs={'skip': self._board_device}, daemon=True)
+      others.start()
     self._leave_note(sess, {'status': status, 'failure': run_failure})
     self._wait_for_the_others(sess, _HURRIED_BOARD_HOST_WAIT_SECONDS)
-    if self.done is not None:  # a cluster without serving tasks has none
-      self.done.send(sess, timeout_ms=_HURRIED_DONE_MS)
+    if self.done is not None:
+      self.done.send(sess, _HURRIED_DONE_MS, only=self._board_device)
+      others.join()
 
   def _wait_for_the_others(self, sess, seconds):
     """As the board's host, waits (at most ``seconds``) until every other

@@ -228,8 +228,14 @@ def serve(params, role):
       return exit_codes.INTERRUPTED
     waiting = int(sess.run(queued))
     if waiting:
-      for kind, index in sess.run(take, {count: waiting}):
-        label = labels_by_index.get(int(index), 'client %d' % index)
+      for pair in sess.run(take, {count: waiting}):
+        try:
+          kind, label = done_signals.read_signal(*pair, labels_by_index)
+        except done_signals.RefusedSignal as refused:
+          _say(role, 'refused a signal in its done queue (%s): no client '
+               'of this cluster sent it; something else that reaches this '
+               'server wrote to it' % refused)
+          continue
         if kind == done_signals.ARRIVED:
           watch.arrived(label)
           continue
