@@ -739,4 +739,200 @@ BREAKAGES = (
         ('tests/cluster/test_chaos_soak.py::test_ssh_link_drops_are_drawn_'
          'within_their_bounds',),
         "the soak's ssh link drops outlast the run's own lost-peer bound"),
+    # --- Issue #29's safety fixes (RELIABILITY.md S1-S6, docs/claims.md
+    # L39-L47).
+    Breakage(
+        'full_result_dir_raises',
+        'tf_cnn_benchmarks/run/record.py',
+        '  except OSError as e:\n    say(NOT_WRITTEN',
+        '  except KeyError as e:\n    say(NOT_WRITTEN',
+        ('tests/test_full_result_dir.py::test_a_run_that_ends_normally_keeps_'
+         'its_status',),
+        'a full --result_dir raises out of the record write (a traceback '
+        'and exit 1; from the watchdog, a hung run)'),
+    Breakage(
+        'guard_token_not_checked',
+        'tf_cnn_benchmarks/cluster/launch/task_processes.py',
+        '    if not hmac.compare_digest(token.encode(), self.token.encode()):',
+        '    if False:',
+        ('tests/cluster/test_guard_lines.py::test_forged_guard_lines_are_'
+         'refused_and_reported',),
+        "a remote task's guard lines are believed without its token"),
+    Breakage(
+        'record_name_unchecked',
+        'results/record_io.py',
+        "  return bool(RECORD_FILE_NAME_RE.match(name)) and '..' not in name",
+        '  return True',
+        ('tests/cluster/test_guard_lines.py::test_guard_lines_with_the_token_'
+         'still_obey_the_grammar',),
+        'a record name from a guard line is joined into a path as given'),
+    Breakage(
+        'reap_kills_untagged_processes',
+        'tf_cnn_benchmarks/cluster/launch/ssh_remote.py',
+        "        if wanted in f.read().split(b'\\0'):",
+        '        if True:',
+        ('tests/cluster/test_guard_lines.py::test_reap_kills_only_the_task_'
+         'its_guard_started',),
+        "reap kills whatever process group a `started` line named"),
+    Breakage(
+        'peer_note_printed_raw',
+        'tf_cnn_benchmarks/failures.py',
+        '      c if unicodedata.category(c) not in _UNPRINTABLE else',
+        '      c if True else',
+        ('tests/cluster/test_guard_lines.py::test_a_peer_note_prints_as_one_'
+         'line',),
+        "a peer's note with a newline prints a line of its own"),
+    Breakage(
+        'done_signal_kind_unchecked',
+        'tf_cnn_benchmarks/cluster/task/done_signals.py',
+        '  if kind not in KINDS:',
+        '  if False:',
+        ('tests/cluster/test_done_signals.py::test_a_forged_done_signal_is_'
+         'refused_and_the_real_one_ends_the_ps',),
+        'a serving task reads a forged done signal as a client\'s DONE'),
+    Breakage(
+        'loopback_cluster_not_warned',
+        'tf_cnn_benchmarks/cluster/server.py',
+        '  exposed = [h for h in hosts if not _is_loopback(h)]\n',
+        '  exposed = [h for h in hosts if not _is_loopback(h)]\n'
+        '  if not exposed:\n    return None\n',
+        ('tests/cluster/test_server_exposure.py::test_a_server_reachable_'
+         'from_other_hosts_warns_once',),
+        'a loopback cluster, which listens on every interface, is not '
+        'warned'),
+    Breakage(
+        'cifar_unpickles_anything',
+        'preprocessing/cifar.py',
+        '    raise pickle.UnpicklingError(\n        \'refused global',
+        '    return super().find_class(module, name)\n'
+        '    raise pickle.UnpicklingError(\n        \'refused global',
+        ('tests/preprocessing/test_synthetic_and_cifar.py::test_a_cifar_pickle_that_calls_'
+         'a_function_is_refused',),
+        'a CIFAR batch under --data_dir can run code when unpickled'),
+    Breakage(
+        'dash_host_given_to_ssh',
+        'tf_cnn_benchmarks/cluster/launch/ssh_hosts.py',
+        "  if m.group('name').startswith('-'):",
+        '  if False:',
+        ('tests/cluster/test_ssh_placement.py::test_a_host_name_starting_'
+         'with_a_dash_is_refused_before_ssh_runs',),
+        'a host name starting with "-" reaches ssh as an option'),
+    Breakage(
+        'suite_launch_table_open',
+        'results/suite_file.py',
+        '  refused = [key for key in launch if key not in LAUNCH_KEYS]',
+        '  refused = []',
+        ('tests/results/test_suite.py::test_a_launch_table_admits_only_the_'
+         'local_cluster_options',),
+        "a suite file's launch table passes any launcher option (ssh too)"),
+    Breakage(
+        'k8s_without_network_policy',
+        'tf_cnn_benchmarks/cluster/launch/k8s_manifests.py',
+        '          else [tfjob_object(plan)]) + [network_policy(plan)]',
+        '          else [tfjob_object(plan)])',
+        ('tests/cluster/test_k8s_manifests.py::test_only_the_runs_own_pods_'
+         'reach_its_pods',),
+        "the manifests leave the run's pods open to every pod"),
+    Breakage(
+        'k8s_token_mounted',
+        'tf_cnn_benchmarks/cluster/launch/k8s_manifests.py',
+        "          'automountServiceAccountToken': False,",
+        "          'automountServiceAccountToken': True,",
+        ('tests/cluster/test_k8s_manifests.py::test_pods_run_without_root_'
+         'powers_and_with_limits',),
+        "every pod gets the service account's token"),
+    Breakage(
+        'k8s_hold_swallows_sigterm',
+        'tf_cnn_benchmarks/cluster/launch/k8s_manifests.py',
+        "    'pid=; trap \\'stopped=1; kill -TERM $pid 2>/dev/null\\' TERM INT; '",
+        "    'pid=; trap \\'stopped=1\\' TERM INT; '",
+        ('tests/cluster/test_k8s_manifests.py::test_a_held_pod_forwards_'
+         'sigterm_to_the_run',),
+        "a held pod's shell (PID 1) keeps kubelet's SIGTERM from the run"),
+    Breakage(
+        'suite_credits_the_shared_folder',
+        'results/runner.py',
+        '  command = build_command(run, python, benchmark_script, own_dir)',
+        '  command = build_command(run, python, benchmark_script, result_dir)',
+        ('tests/results/test_suite.py::test_two_suites_writing_one_folder_'
+         'credit_each_run_its_own_record',),
+        'a run writes into the shared folder, so runs are not credited '
+        'with their own records'),
+    Breakage(
+        'train_dir_lock_kept_on_watchdog_exit',
+        'tf_cnn_benchmarks/run/train_dir_lock.py',
+        '  before_exit(lock.release)',
+        '  before_exit(lambda: None)',
+        ('tests/test_liveness.py::test_a_second_signal_stops_at_once',),
+        "the --train_dir lock stays behind when the watchdog ends a run "
+        "(another host's next run refuses)"),
+    Breakage(
+        'done_signals_one_at_a_time',
+        'tf_cnn_benchmarks/cluster/task/done_signals.py',
+        '    for thread in sending:\n      thread.start()\n',
+        '    for thread in sending:\n      thread.start()\n      thread.join()\n',
+        ('tests/cluster/test_done_signals.py::test_a_cut_off_serving_task_'
+         'holds_up_no_other_done_signal',),
+        'done signals go to the serving tasks one at a time: a cut-off ps0 '
+        'keeps ps1 from hearing a hurried exit (soak seed 7008)'),
+    # --- Issue #27's statistics and runner (README "How small a slowdown
+    # can compare see?", docs/claims.md R56-R58, R78).
+    Breakage(
+        'paired_runs_judged_unpaired',
+        'results/comparison.py',
+        '      paired=bool(pairs))',
+        '      paired=False)',
+        ('tests/results/test_compare.py::test_interleaved_pairs_are_judged_'
+         'by_the_paired_test',),
+        'interleaved pairs are judged by Mann-Whitney, blind to the pairing'),
+    Breakage(
+        'single_run_gets_a_verdict',
+        'results/comparison.py',
+        '  row.test, row.verdict, row.paired = NO_TEST, stats.INCONCLUSIVE, '
+        'bool(pairs)',
+        '  row.test, row.verdict, row.paired = NO_TEST, stats.REGRESSION, '
+        'bool(pairs)',
+        ('tests/results/test_compare.py::test_single_run_a_side_gets_no_'
+         'verdict',),
+        'one run a side is called a regression'),
+    Breakage(
+        'cluster_workers_count_as_runs',
+        'results/comparison.py',
+        "    cluster_id = _plain(row.get('cluster_run_id'))",
+        '    cluster_id = None',
+        ('tests/results/test_compare.py::test_a_cluster_run_counts_once',),
+        "a cluster run's workers count as separate runs"),
+    Breakage(
+        'holm_gives_raw_p',
+        'results/stats.py',
+        '  scaled = (len(p) - np.arange(len(p))) * p[order]',
+        '  scaled = p[order]',
+        ('tests/results/test_stats.py::test_holm_adjusts_as_by_hand',
+         'tests/results/test_stats.py::test_family_false_alarms_stay_within_'
+         'alpha_with_holm'),
+        'no family-wise control: each configuration at alpha'),
+    Breakage(
+        'verdict_from_too_few_runs',
+        'results/stats.py',
+        '  if smallest_possible_p >= alpha:',
+        '  if False:',
+        ('tests/results/test_stats.py::test_too_few_runs_is_inconclusive',),
+        'runs too few to reach p < alpha get a verdict'),
+    Breakage(
+        'sides_not_balanced',
+        'results/runner.py',
+        '    runs.extend(this_round if position % 2 == 0 else this_round[::-1])',
+        '    runs.extend(this_round)',
+        ('tests/results/test_quiet_runs.py::test_two_sides_take_turns_in_a_'
+         'balanced_order',),
+        'the sides run A B, A B, ... (a drift favours one)'),
+    Breakage(
+        'run_length_not_calibrated',
+        'results/quiet_runs.py',
+        "    return bool(self.target_seconds) and not _sets(flag_args, "
+        "'num_batches')",
+        '    return False',
+        ('tests/results/test_quiet_runs.py::test_the_run_length_is_'
+         'calibrated_to_the_target',),
+        '--target_seconds calibrates nothing'),
 )
