@@ -7,9 +7,9 @@
       --baseline 2.20.0 --candidate 2.21.0 [--by tf_version]
   # options: --alpha 0.05 --min_effect 2 --format markdown|html|json
   #          --output FILE
-  #          --metric images_per_sec|peak_rss_mb|epochs_to_target|
-  #                   time_to_target_sec (all but the first: a rise
-  #                   regresses) [--drop_extremes]
+  #          --metric images_per_sec|cpu_seconds_per_image|peak_rss_mb|
+  #                   epochs_to_target|time_to_target_sec (all but the
+  #                   first: a rise regresses) [--drop_extremes]
   #          --allow_injected_slowdown (runs slowed on purpose, test-only)
 
 Exit code (for CI gating): 0 no regression, 1 at least one regression after
@@ -50,10 +50,12 @@ def add_test_options(parser):
   parser.add_argument('--metric', default=comparison_lib.THROUGHPUT,
                       choices=sorted(comparison_lib.METRICS),
                       help='what to compare per run: images_per_sec (the '
-                      'default; a drop regresses), peak_rss_mb (the '
-                      'peak host memory), or for --stop_at_top_1_accuracy '
-                      'runs epochs_to_target / time_to_target_sec (for '
-                      'these three a rise regresses)')
+                      'default; a drop regresses), cpu_seconds_per_image '
+                      '(the process\'s own CPU time per image, blind to '
+                      'other processes), peak_rss_mb (the peak host '
+                      'memory), or for --stop_at_top_1_accuracy runs '
+                      'epochs_to_target / time_to_target_sec (for all but '
+                      'images_per_sec a rise regresses)')
   parser.add_argument('--drop_extremes', action='store_true',
                       help='leave out each side\'s best and worst run before '
                       'the test, as MLPerf scores time to train (sides of '

@@ -79,6 +79,10 @@ DISAGREEMENT_PCT = 1.0
 THROUGHPUT = 'images_per_sec'
 METRICS = {THROUGHPUT: ('img/s', True),
            'peak_rss_mb': ('peak RSS MiB', False),
+           # The process's own CPU time per image: blind to what other
+           # processes took (a busy machine lowers images/sec, not this),
+           # a second view of the same change.
+           'cpu_seconds_per_image': ('CPU s/image', False),
            # Convergence (--stop_at_top_1_accuracy runs): fewer is better; a
            # run that never reached its target has none and is left out.
            'epochs_to_target': ('epochs to target', False),

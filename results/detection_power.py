@@ -52,6 +52,10 @@ VERSION = 2
 TARGET_SLOWDOWN_PCT = 5
 DETECT_AT = 0.95
 MAX_FALSE_ALARMS = 0.05
+# A rate plans nothing on fewer trials: 6 of 6 caught puts the true rate
+# anywhere from 61% to 100% (Wilson, 95%), which cannot promise DETECT_AT,
+# and 0 of 6 false alarms anywhere up to 39%.
+MIN_TRIALS = 20
 
 
 def load(path=DATA_PATH):
@@ -74,7 +78,10 @@ def write(data, path=DATA_PATH):
 
 
 def _rate(share):
-  return None if share is None else share.get('rate')
+  """The share's rate; None when unmeasured or on fewer than MIN_TRIALS."""
+  if share is None or share.get('trials', 0) < MIN_TRIALS:
+    return None
+  return share.get('rate')
 
 
 def smallest_detectable_pct(model_figures, n):

@@ -197,6 +197,43 @@ def noise_floor(verdicts, alpha=stats.DEFAULT_ALPHA):
               FLOOR_POWER)}
 
 
+def aa_pairs(runs):
+  """What the A/A trials' pairs show beside compare's spread (noise_floor):
+  the same spread of CPU seconds per image, which other processes do not
+  move (a floor that holds there too is the processes' own, not the
+  machine's load); the largest difference of a single pair; and the CPU
+  share other processes took during the runs. None without A/A trials."""
+  aa = runs[(runs['slowdown_pct'] == 0) & (runs['status'] == 'ok')]
+  if aa.empty:
+    return None
+  throughput, cpu = [], []
+  largest = 0.0
+  for _, trial in aa.groupby('trial', sort=False):
+    side = {label: trial[trial['label'] == label].drop_duplicates(
+        'sequence.round').set_index('sequence.round')
+            for label in (BASELINE, CANDIDATE)}
+    rounds = side[BASELINE].index.intersection(side[CANDIDATE].index)
+    if len(rounds) < 2:
+      continue
+    ratio = np.log(side[CANDIDATE].loc[rounds, 'summary.images_per_sec'] /
+                   side[BASELINE].loc[rounds, 'summary.images_per_sec'])
+    cost = np.log(
+        side[BASELINE].loc[rounds, 'summary.cpu_seconds_per_image'] /
+        side[CANDIDATE].loc[rounds, 'summary.cpu_seconds_per_image'])
+    throughput.append(float(np.var(ratio, ddof=1)))
+    if cost.notna().all():
+      cpu.append(float(np.var(cost, ddof=1)))
+    largest = max(largest, float(np.abs(np.expm1(ratio)).max()))
+  share = aa['summary.other_cpu_share'].dropna()
+  pooled = lambda v: round(math.sqrt(float(np.mean(v))), 5) if v else None  # pylint: disable=unnecessary-lambda-assignment
+  return {'trials': len(throughput),
+          'spread': pooled(throughput),
+          'cpu_seconds_per_image_spread': pooled(cpu),
+          'largest_pair_pct': round(100.0 * largest, 1),
+          'other_cpu_share_median': _rounded(share.median(), 3),
+          'other_cpu_share_max': _rounded(share.max(), 3)}
+
+
 def _by_n(counts, trial_set, slowdown_pct, ns):
   return {str(n): proportion(*_count(counts, trial_set, slowdown_pct, n))
           for n in ns}
@@ -219,15 +256,25 @@ def goals(model, figures):
   goal = POWER_GOALS.get(model)
   caught = figures['power'].get('%g' % detection_power.TARGET_SLOWDOWN_PCT,
                                 {})
-  best = max(((p['rate'], int(n)) for n, p in caught.items()
+  best = max(((p['rate'], int(n), p['trials'], p['high'])
+              for n, p in caught.items()
               if p is not None and int(n) <= MAX_RUNS_FOR_GOAL),
              default=None)
+  if goal is None or best is None:
+    met_power = None
+  elif best[3] < goal:
+    met_power = False  # even the interval's upper end falls short
+  elif best[2] < detection_power.MIN_TRIALS:
+    # Too few trials to show it met, as they plan nothing
+    # (detection_power.MIN_TRIALS).
+    met_power = None
+  else:
+    met_power = best[0] >= goal
   return {'false_alarms_met': met_false,
           'power_goal': goal,
-          'power_met': (None if goal is None or best is None
-                        else best[0] >= goal),
-          'best_power': None if best is None else {'rate': best[0],
-                                                   'n': best[1]}}
+          'power_met': met_power,
+          'best_power': None if best is None else {
+              'rate': best[0], 'n': best[1], 'trials': best[2]}}
 
 
 def model_figures(model, runs, verdicts, counts, ns):
@@ -250,6 +297,7 @@ def model_figures(model, runs, verdicts, counts, ns):
       'machine_minutes_per_verdict': {str(n): machine_minutes(runs, n)
                                       for n in ns},
       'noise_floor': noise_floor(verdicts),
+      'aa_pairs': aa_pairs(runs),
       'num_batches': sorted({int(b) for b in
                              runs['config.num_batches'].dropna()}),
       'median_run_seconds': round(float(runs.drop_duplicates(
@@ -410,9 +458,12 @@ def _goal_lines(model, figures):
                      100 * met['power_goal'], MAX_RUNS_FOR_GOAL,
                      'not measured (no trial slowed by %d%%)'
                      % detection_power.TARGET_SLOWDOWN_PCT if best is None
-                     else '%s (best %.0f%% at n=%d)' % (
+                     else '%s (best %.0f%% at n=%d, %d trials)' % (
+                         'not shown: fewer than %d trials' %
+                         detection_power.MIN_TRIALS
+                         if met['power_met'] is None else
                          'met' if met['power_met'] else 'NOT met',
-                         100 * best['rate'], best['n'])))
+                         100 * best['rate'], best['n'], best['trials'])))
   if met['false_alarms_met'] and met['power_met'] is not False:
     return lines
   floor = figures['noise_floor']
@@ -428,4 +479,16 @@ def _goal_lines(model, figures):
           'a %.1f%% slowdown' % floor['caught_at_95_pct'],
           100 * FLOOR_POWER, floor['n'], detection_power.TARGET_SLOWDOWN_PCT,
           floor['pairs_for_5pct_at_95']))
+  pairs = figures.get('aa_pairs')
+  if pairs and pairs['cpu_seconds_per_image_spread'] is not None:
+    lines.append(
+        '  the same pairs (all rounds): sd %.2f%% in images/sec, %.2f%% in '
+        'CPU seconds per image (blind to other processes); the largest '
+        'single pair differed by %.1f%%; other processes took a median '
+        '%.1f%%, at most %.1f%%, of the CPU during these runs' % (
+            100 * pairs['spread'],
+            100 * pairs['cpu_seconds_per_image_spread'],
+            pairs['largest_pair_pct'],
+            100 * (pairs['other_cpu_share_median'] or 0),
+            100 * (pairs['other_cpu_share_max'] or 0)))
   return lines

@@ -85,6 +85,7 @@ def test_constants_the_documents_quote_are_the_codes():
   """Bounds and thresholds the documents state in numbers, against the
   constants the code runs with: a change of either side without the other
   turns this red (the behaviour behind each is tested elsewhere)."""
+  from results import detection_power  # pylint: disable=g-import-not-at-top
   from tf_cnn_benchmarks.cluster import deadlines  # pylint: disable=g-import-not-at-top,unused-import
   from tf_cnn_benchmarks.cluster.task import step_repeats  # pylint: disable=g-import-not-at-top
   from tf_cnn_benchmarks.cluster.task import tf2_runtime  # pylint: disable=g-import-not-at-top
@@ -129,6 +130,8 @@ def test_constants_the_documents_quote_are_the_codes():
       (cluster, r'A worker at (\d+)x or more the median', stragglers.THRESHOLD),
       (cluster, r'again if it gets ([\d.]+)x worse', stragglers.WORSE_FACTOR),
       (cluster, r'over (\d+) readings \(about', stragglers.WINDOW),
+      (readme, r'a goal shown only on at least (\d+) trials \(`MIN_TRIALS`',
+       detection_power.MIN_TRIALS),
   ]
   wrong = []
   for text, pattern, value in quoted:

@@ -935,4 +935,21 @@ BREAKAGES = (
         ('tests/results/test_quiet_runs.py::test_the_run_length_is_'
          'calibrated_to_the_target',),
         '--target_seconds calibrates nothing'),
+    Breakage(
+        'cpu_metric_higher_is_better',
+        'results/comparison.py',
+        "           'cpu_seconds_per_image': ('CPU s/image', False),",
+        "           'cpu_seconds_per_image': ('CPU s/image', True),",
+        ('tests/results/test_compare_cpu_time.py::test_more_cpu_per_image_is_'
+         'the_regression',),
+        'compare --metric cpu_seconds_per_image calls more CPU per image an '
+        'improvement'),
+    Breakage(
+        'power_rates_of_few_trials_plan',
+        'results/detection_power.py',
+        "  if share is None or share.get('trials', 0) < MIN_TRIALS:",
+        '  if share is None:',
+        ('tests/results/test_detection_power.py::test_a_rate_of_few_trials_'
+         'plans_nothing',),
+        'bisect plans by a power rate measured on 6 trials'),
 )

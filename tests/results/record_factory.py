@@ -93,3 +93,17 @@ def write_runs(folder, throughputs, rng, steps=10, plan=None, **record_args):
                             'position': round_index, 'config': 'c'}
     paths.append(write_record(folder, record))
   return paths
+
+
+def compare_versions(folder, capsys, *extra):
+  """`compare` of 2.21.0 against 2.20.0 in ``folder``: (exit code, output)."""
+  from results import compare  # pylint: disable=g-import-not-at-top
+  code = compare.main(['compare', '--result_dir', str(folder), '--baseline',
+                       '2.20.0', '--candidate', '2.21.0'] + list(extra))
+  return code, capsys.readouterr().out
+
+
+def trivial_row(out):
+  """The one table row of the trivial configuration."""
+  (row,) = [l for l in out.splitlines() if l.startswith('| trivial')]
+  return row

@@ -7,7 +7,8 @@ dropped first."""
 import numpy as np
 
 from results import compare
-from tests.results.record_factory import make_record, write_record
+from tests.results.record_factory import (compare_versions, make_record,
+                                          trivial_row, write_record)
 
 
 def _write(folder, version, epochs, rng, reached=True):
@@ -23,15 +24,6 @@ def _write(folder, version, epochs, rng, reached=True):
     write_record(folder, record)
 
 
-def _compare(folder, capsys, *extra):
-  code = compare.main(['compare', '--result_dir', str(folder), '--baseline',
-                       '2.20.0', '--candidate', '2.21.0'] + list(extra))
-  return code, capsys.readouterr().out
-
-
-def _row(out):
-  (row,) = [l for l in out.splitlines() if l.startswith('| trivial')]
-  return row
 
 
 def test_more_epochs_to_the_target_is_the_regression(tmp_path, capsys):
@@ -43,12 +35,12 @@ def test_more_epochs_to_the_target_is_the_regression(tmp_path, capsys):
   _write(tmp_path, '2.21.0', [1, 1], rng, reached=False)
   for metric, unit in (('epochs_to_target', 'epochs to target'),
                        ('time_to_target_sec', 's to target')):
-    code, out = _compare(tmp_path, capsys, '--metric', metric)
+    code, out = compare_versions(tmp_path, capsys, '--metric', metric)
     assert code == compare.EXIT_REGRESSION, out
     assert 'baseline %s (n)' % unit in out
-    row = _row(out)
+    row = trivial_row(out)
     assert '**regression**' in row and '(8)' in row, row
-  code, out = _compare(tmp_path, capsys)  # speed did not change
+  code, out = compare_versions(tmp_path, capsys)  # speed did not change
   assert code == compare.EXIT_NO_REGRESSION, out
 
 
@@ -56,9 +48,9 @@ def test_the_same_convergence_is_no_change(tmp_path, capsys):
   rng = np.random.default_rng(31)
   for version in ('2.20.0', '2.21.0'):
     _write(tmp_path, version, rng.normal(6, 0.3, 8), rng)
-  code, out = _compare(tmp_path, capsys, '--metric', 'epochs_to_target')
+  code, out = compare_versions(tmp_path, capsys, '--metric', 'epochs_to_target')
   assert code == compare.EXIT_NO_REGRESSION, out
-  assert 'regression' not in _row(out)
+  assert 'regression' not in trivial_row(out)
 
 
 def test_drop_extremes_leaves_out_each_sides_best_and_worst(tmp_path,
@@ -68,7 +60,7 @@ def test_drop_extremes_leaves_out_each_sides_best_and_worst(tmp_path,
   rng = np.random.default_rng(32)
   _write(tmp_path, '2.20.0', list(rng.normal(6, 0.2, 6)) + [30], rng)
   _write(tmp_path, '2.21.0', list(rng.normal(6, 0.2, 6)) + [1], rng)
-  code, out = _compare(tmp_path, capsys, '--metric', 'epochs_to_target',
+  code, out = compare_versions(tmp_path, capsys, '--metric', 'epochs_to_target',
                        '--drop_extremes')
   assert code == compare.EXIT_NO_REGRESSION, out
-  assert _row(out).count('(5)') == 2, _row(out)
+  assert trivial_row(out).count('(5)') == 2, trivial_row(out)

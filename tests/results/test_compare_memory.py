@@ -4,7 +4,8 @@ is the regression."""
 import numpy as np
 
 from results import compare
-from tests.results.record_factory import make_record, write_record
+from tests.results.record_factory import (compare_versions, make_record,
+                                          trivial_row, write_record)
 
 
 def _write(folder, version, memory_mib, rng):
@@ -23,26 +24,21 @@ def _two_versions(folder, candidate_mib):
     _write(folder, version, mib * rng.normal(1.0, 0.01, 8), rng)
 
 
-def _compare(folder, capsys, *extra):
-  code = compare.main(['compare', '--result_dir', str(folder), '--baseline',
-                       '2.20.0', '--candidate', '2.21.0'] + list(extra))
-  return code, capsys.readouterr().out
-
 
 def test_more_memory_is_the_regression(tmp_path, capsys):
   _two_versions(tmp_path, 1200)
-  code, out = _compare(tmp_path, capsys, '--metric', 'peak_rss_mb')
+  code, out = compare_versions(tmp_path, capsys, '--metric', 'peak_rss_mb')
   assert code == compare.EXIT_REGRESSION
   assert 'baseline peak RSS MiB (n)' in out
   (row,) = [l for l in out.splitlines() if l.startswith('| trivial')]
   assert '**regression**' in row and '+20.' in row
   # The same runs' throughput did not change.
-  code, out = _compare(tmp_path, capsys)
+  code, out = compare_versions(tmp_path, capsys)
   assert code == compare.EXIT_NO_REGRESSION and 'baseline img/s' in out
 
 
 def test_less_memory_is_an_improvement(tmp_path, capsys):
   _two_versions(tmp_path, 800)
-  code, out = _compare(tmp_path, capsys, '--metric', 'peak_rss_mb')
+  code, out = compare_versions(tmp_path, capsys, '--metric', 'peak_rss_mb')
   assert code == compare.EXIT_NO_REGRESSION
   assert 'improvement' in out

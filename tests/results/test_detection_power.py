@@ -57,6 +57,23 @@ def test_answers_come_from_the_measured_figures_only():
   assert power.repeat_for('resnet50') is None
 
 
+def test_a_rate_of_few_trials_plans_nothing():
+  """6 of 6 slowed trials caught and 0 of 6 false alarms (the repository's
+  first measurement of resnet50) is no promise of 95% and 5%."""
+  thin = {'version': 2, 'source': {'mode': 'full'},
+          'settings': {'ns': [8]},
+          'models': {'resnet50': {
+              'false_alarms': {'8': _share(0.0, trials=6)},
+              'power': {'5': {'8': _share(1.0, trials=6)}}}}}
+  power = detection_power.Power(thin)
+  assert power.detectable('resnet50', 8) == (None, True)
+  assert power.repeat_for('resnet50') is None
+  enough = thin['models']['resnet50']
+  enough['false_alarms']['8'] = _share(0.0, trials=detection_power.MIN_TRIALS)
+  enough['power']['5']['8'] = _share(1.0, trials=detection_power.MIN_TRIALS)
+  assert power.repeat_for('resnet50') == 8
+
+
 def test_no_figures_means_not_measured(tmp_path):
   power = detection_power.Power.from_file(tmp_path / 'absent.json')
   assert not power.measured and not power.full

@@ -147,6 +147,36 @@ def test_the_noise_floor_pools_the_aa_spreads():
       spread, 10, 10, True, 0.05, 0.95), 2)
 
 
+def test_the_aa_pairs_show_both_spreads_the_largest_pair_and_the_load():
+  aa = _runs('trivial/0/0', 0.0, [100, 100, 100], [110, 100, 95])
+  # CPU seconds per image: the candidate's 10% more, then the same twice.
+  aa['summary.cpu_seconds_per_image'] = [1.0, 1.1, 1.0, 1.0, 1.0, 1.0]
+  aa['summary.other_cpu_share'] = [0.0, 0.0, 0.02, 0.0, 0.08, 0.0]
+  slowed = _runs('trivial/5/0', 5.0, [100, 100], [50, 50])  # not A/A
+  slowed['summary.cpu_seconds_per_image'] = 1.0
+  slowed['summary.other_cpu_share'] = 0.9
+  pairs = power_figures.aa_pairs(pd.concat([aa, slowed]))
+  assert pairs['trials'] == 1
+  assert pairs['spread'] == round(float(pd.Series(
+      [math.log(1.1), 0.0, math.log(0.95)]).std()), 5)
+  assert pairs['cpu_seconds_per_image_spread'] == round(float(pd.Series(
+      [math.log(1 / 1.1), 0.0, 0.0]).std()), 5)
+  assert pairs['largest_pair_pct'] == 10.0
+  assert pairs['other_cpu_share_median'] == 0.0
+  assert pairs['other_cpu_share_max'] == 0.08
+
+
+def test_a_power_goal_is_met_only_on_enough_trials():
+  def power_met(count, trials):
+    share = power_figures.proportion(count, trials)
+    return power_figures.goals('resnet50', {
+        'false_alarms': {}, 'power': {'5': {'10': share}}})['power_met']
+  assert power_met(6, 6) is None          # 61-100%: not shown either way
+  assert power_met(3, 6) is False         # even the upper end is short
+  assert power_met(20, 20) is True
+  assert power_met(18, 20) is False
+
+
 def _study(tmp_path, *arguments, timeout=300):
   return subprocess.run([sys.executable, STUDY] + list(arguments), cwd=REPO,
                         capture_output=True, text=True, timeout=timeout)
