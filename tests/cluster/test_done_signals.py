@@ -7,6 +7,7 @@ worker that was still training. Here a real ps serves one worker that never
 comes, and this test's own session pushes to its queue.
 """
 
+import inspect
 import threading
 import time
 
@@ -120,3 +121,22 @@ def test_a_cut_off_serving_task_holds_up_no_other_done_signal():
   sess = _CutOffSession()
   signals.send(sess, timeout_ms=100, only='/job:ps/task:1/device:CPU:0')
   assert [device for device, _ in sess.sent] == ['/job:ps/task:1']
+
+
+def test_both_engines_senders_take_what_a_hurried_exit_passes():
+  """runtime._leave (the graph engine's and the tf2 coordinator's) hands
+  either sender only= and skip=; the tf2 one once lacked them, and its
+  coordinator's hurried exit raised before saying done (soak seed 7022)."""
+  from tf_cnn_benchmarks.cluster.task import tf2_runtime  # pylint: disable=g-import-not-at-top
+  senders = (done_signals.DoneSignals,
+             tf2_runtime._DoneSenders)  # pylint: disable=protected-access
+  for sender in senders:
+    parameters = inspect.signature(sender.send).parameters
+    assert {'sess', 'timeout_ms', 'only', 'skip'} <= set(parameters), sender
+  assert done_signals.chosen('/job:ps/task:1')
+  assert done_signals.chosen('/job:ps/task:1',
+                             only='/job:ps/task:1/device:CPU:0')
+  assert not done_signals.chosen('/job:ps/task:1', only='/job:ps/task:10')
+  assert not done_signals.chosen('/job:ps/task:1', skip='/job:ps/task:1')
+  assert done_signals.chosen('/job:ps/task:1',
+                             skip='/job:ps/task:0/device:CPU:0')

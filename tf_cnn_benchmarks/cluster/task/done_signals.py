@@ -93,8 +93,7 @@ class DoneSignals:
     time, a cut-off ps0 used up a hurried exit's time and ps1 never heard
     its clients were done)."""
     ops = [op for device, op in self._ops[kind]
-           if (only is None or _on(device, only))
-           and (skip is None or not _on(device, skip))]
+           if chosen(device, only, skip)]
     sending = [threading.Thread(target=_run_bounded,
                                 args=(sess, op, timeout_ms), daemon=True)
                for op in ops]
@@ -104,9 +103,12 @@ class DoneSignals:
       thread.join(timeout_ms / 1000.0 + 1.0)
 
 
-def _on(task_device, device):
-  """Is ``device`` (e.g. '/job:ps/task:0/device:CPU:0') on the task?"""
-  return (device + '/').startswith(task_device + '/')
+def chosen(task_device, only=None, skip=None):
+  """Is the serving task at ``task_device`` ('/job:ps/task:0') one to
+  signal: the one ``only`` (a device, e.g. the board's) is on, or any but
+  the one ``skip`` is on; None: no such limit."""
+  on = lambda device: (device + '/').startswith(task_device + '/')  # pylint: disable=unnecessary-lambda-assignment
+  return (only is None or on(only)) and (skip is None or not on(skip))
 
 
 def _run_bounded(sess, op, timeout_ms):

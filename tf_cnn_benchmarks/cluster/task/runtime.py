@@ -315,7 +315,8 @@ class ClusterRuntime:
     self._leave_note(sess, {'status': status, 'failure': run_failure})
     self._wait_for_the_others(sess, _HURRIED_BOARD_HOST_WAIT_SECONDS)
     if self.done is not None:
-      self.done.send(sess, _HURRIED_DONE_MS, only=self._board_device)
+      if self._board_device is not None:  # else every task heard it above
+        self.done.send(sess, _HURRIED_DONE_MS, only=self._board_device)
       others.join()
 
   def _wait_for_the_others(self, sess, seconds):

@@ -406,11 +406,13 @@ class _DoneSenders:
     del sess
     self._send(done_signals.ARRIVED, timeout_ms)
 
-  def send(self, sess, timeout_ms=done_signals.DONE_TIMEOUT_MS):
+  def send(self, sess, timeout_ms=done_signals.DONE_TIMEOUT_MS, only=None,
+           skip=None):
+    """As done_signals.DoneSignals.send."""
     del sess
-    self._send(done_signals.DONE, timeout_ms)
+    self._send(done_signals.DONE, timeout_ms, only, skip)
 
-  def _send(self, kind, timeout_ms):
+  def _send(self, kind, timeout_ms, only=None, skip=None):
     def tell(address, device, graph, ops):
       if reachability.probe(address) is not None:
         return
@@ -423,7 +425,8 @@ class _DoneSenders:
       except tf.errors.OpError:
         pass  # Gone meanwhile: it notices our absence by itself.
     threads = [threading.Thread(target=tell, args=task, daemon=True)
-               for task in self._tasks]
+               for task in self._tasks
+               if done_signals.chosen(task[1], only, skip)]
     for thread in threads:
       thread.start()
     for thread in threads:
