@@ -587,34 +587,58 @@ def main(argv=None):
   print('Chaos soak: %d trials %s, in %s' % (
       len(seeds), 'of seeds ' + args.seeds if args.seeds else
       'from seed %d' % args.seed, work))
-  outcomes = []
+
+  def run_one(i, seed):
+    trial = chaos_plan.plan(seed, args.max_workers, args.fault)
+    print('[%d/%d] seed %d: %s (delay %.1f s%s)' % (
+        i + 1, len(seeds), trial.seed, trial.describe(), trial.delay,
+        ', down %.1f s' % trial.blip_seconds if trial.blip_seconds
+        else ''))
+    sys.stdout.flush()
+    outcome = run_trial(trial, work, bound_of, ps_extra,
+                        lambda text: print(text))
+    print('  %s in %.0f s; worst exit/bound %.2f%s' % (
+        'FAILED' if outcome.problems else 'ok', outcome.seconds,
+        outcome.worst, ''.join('\n    %s: %s' % (k, v) for k, items in
+                               sorted(outcome.problems.items())
+                               for v in items)))
+    sys.stdout.flush()
+    return outcome
+
   try:
-    for i, seed in enumerate(seeds):
-      trial = chaos_plan.plan(seed, args.max_workers, args.fault)
-      print('[%d/%d] seed %d: %s (delay %.1f s%s)' % (
-          i + 1, len(seeds), trial.seed, trial.describe(), trial.delay,
-          ', down %.1f s' % trial.blip_seconds if trial.blip_seconds
-          else ''))
-      sys.stdout.flush()
-      outcome = run_trial(trial, work, bound_of, ps_extra,
-                          lambda text: print(text))
-      print('  %s in %.0f s; worst exit/bound %.2f%s' % (
-          'FAILED' if outcome.problems else 'ok', outcome.seconds,
-          outcome.worst, ''.join('\n    %s: %s' % (k, v) for k, items in
-                                 sorted(outcome.problems.items())
-                                 for v in items)))
-      sys.stdout.flush()
-      outcomes.append(outcome)
+    outcomes, stopped = run_trials(seeds, run_one)
   finally:
     if not args.work_dir:
       shutil.rmtree(work, ignore_errors=True)
+
   def replay(seed):
     return 'studies/chaos.py --seed %d --trials 1 --max_workers %d%s' % (
         seed, args.max_workers, ' --fault ' + args.fault if args.fault else '')
 
-  for line in table(outcomes, bound_of, ps_extra, replay):
-    print(line)
+  if stopped:
+    print('\n%s after %d of %d trials; the table counts the %d that ended '
+          '(the one under way is left out).' % (
+              stopped, len(outcomes), len(seeds), len(outcomes)))
+  if outcomes:
+    for line in table(outcomes, bound_of, ps_extra, replay):
+      print(line)
+  if stopped:
+    return 130
   return 1 if any(o.problems for o in outcomes) else 0
+
+
+def run_trials(seeds, run_one):
+  """(outcomes, why it stopped or None): ``run_one(i, seed)`` of every
+  seed in turn. A soak stopped (SIGINT, SIGTERM, SIGHUP: hours of trials
+  stopped for time) keeps the outcomes of the trials that ended, so its
+  table is still printed."""
+  outcomes = []
+  try:
+    for i, seed in enumerate(seeds):
+      outcomes.append(run_one(i, seed))
+  except KeyboardInterrupt as stop:
+    return outcomes, str(stop) or 'chaos.py stopped by SIGINT'
+  return outcomes, None
 
 
 if __name__ == '__main__':

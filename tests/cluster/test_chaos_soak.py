@@ -63,6 +63,19 @@ def test_fixed_seed_sample_holds_every_invariant(tmp_path):
       [str(SAMPLE_TRIALS)] * 5)), text, re.M), text
 
 
+def test_a_stopped_soak_keeps_the_trials_that_ended():
+  """Hours of trials stopped for time still give their table: the trials
+  that ended are kept, the one under way is not."""
+  import chaos  # pylint: disable=g-import-not-at-top
+  def run_one(i, seed):
+    if i == 2:
+      raise KeyboardInterrupt('chaos.py stopped by SIGTERM')
+    return seed
+  assert chaos.run_trials([7, 8, 9, 10], run_one) == (
+      [7, 8], 'chaos.py stopped by SIGTERM')
+  assert chaos.run_trials([7, 8], run_one) == ([7, 8], None)
+
+
 def test_a_trial_is_a_function_of_its_seed(monkeypatch):
   sample = [chaos_plan.plan(seed, 3) for seed in SAMPLE_SEEDS]
   assert sorted(t.fault for t in sample) == sorted(chaos_plan.FAULTS)
