@@ -37,6 +37,11 @@ Read from one environment variable, which no user sets by accident:
                         resend of a request it already has (a network
                         blip lost the answer: cluster/task/step_repeats.py);
                         F attempts of the step in a row (default 1).
+  freeze:worker0:step5  worker0 stops itself (SIGSTOP) right after its
+                        step 5 ran: frozen between two steps, where its
+                        peers' next call is a board write to it, not a
+                        step (a frozen host, at the moment the soak's
+                        seed 7138 hit);
   late_join:worker1:step0:x20
                         tf2 (MultiWorkerMirroredStrategy): worker1 waits
                         F seconds after its wait for the other workers'
@@ -55,6 +60,7 @@ set.
 import dataclasses
 import os
 import re
+import signal
 import time
 from typing import Optional
 
@@ -62,7 +68,7 @@ from tf_cnn_benchmarks.test_hooks import variables
 
 ENV = variables.FAULT_ENV
 KINDS = ('stall', 'oom', 'slow', 'slow_compute', 'lag', 'refused_copy',
-         'slow_check', 'late_join')
+         'slow_check', 'late_join', 'freeze')
 _SPEC = re.compile(r'^(%s):(\w+?\d+):step(\d+)(?::x([0-9.]+))?$' %
                    '|'.join(KINDS))
 
@@ -121,7 +127,10 @@ class Fault:
 
   def after_step(self, step):
     """Applies this fault after an attempt of step ``step`` ran, if due: a
-    refused_copy refuses the first F attempts of its step."""
+    refused_copy refuses the first F attempts of its step; a freeze stops
+    the process."""
+    if self.kind == 'freeze' and step == self.step:
+      os.kill(os.getpid(), signal.SIGSTOP)
     if self.kind != 'refused_copy' or step != self.step:
       return
     _refused['count'] += 1
