@@ -869,8 +869,8 @@ BREAKAGES = (
     Breakage(
         'done_signals_one_at_a_time',
         'tf_cnn_benchmarks/cluster/task/done_signals.py',
-        '    for thread in sending:\n      thread.start()\n',
-        '    for thread in sending:\n      thread.start()\n      thread.join()\n',
+        '  for thread in sending:\n    thread.start()\n',
+        '  for thread in sending:\n    thread.start()\n    thread.join()\n',
         ('tests/cluster/test_done_signals.py::test_a_cut_off_serving_task_'
          'holds_up_no_other_done_signal',),
         'done signals go to the serving tasks one at a time: a cut-off ps0 '

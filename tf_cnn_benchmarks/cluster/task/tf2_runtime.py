@@ -59,7 +59,6 @@ import contextlib
 import dataclasses
 import re
 import sys
-import threading
 
 import tensorflow as tf
 # The coordination service's configuration has no public Python name;
@@ -424,13 +423,10 @@ class _DoneSenders:
                 ops[kind], options=deadlines.bounded(timeout_ms))
       except tf.errors.OpError:
         pass  # Gone meanwhile: it notices our absence by itself.
-    threads = [threading.Thread(target=tell, args=task, daemon=True)
-               for task in self._tasks
-               if done_signals.chosen(task[1], only, skip)]
-    for thread in threads:
-      thread.start()
-    for thread in threads:
-      thread.join(timeout_ms / 1000.0 + 1.0)
+    done_signals.at_once([lambda task=task: tell(*task)
+                          for task in self._tasks
+                          if done_signals.chosen(task[1], only, skip)],
+                         timeout_ms)
 
 
 def _abort_collectives(message):
