@@ -619,13 +619,16 @@ def test_sigterm_during_a_slow_watchdog_check_ends_within_the_kill_bound(
 @pytest.mark.timeout(180)
 def test_a_board_host_frozen_between_steps_is_named_as_the_stall(tmp_path):
   """worker0, the board's host in a collective mode, stops itself right
-  after a step (the soak's seed 7138 froze it so, and worker1 once failed
-  naming itself: not reproduced here, see RELIABILITY.md): worker1 still
-  ends stalled, naming worker0."""
+  after a step (as the soak's seeds 7138 and 7158 froze it). worker1's
+  next write to the board times out after its RPC deadline (10 s), before
+  the stall's end: the main thread's own error must name worker0 as
+  frozen, not worker1 ("Operation timed out.", exit 1, as those seeds
+  did). A long --stall_shutdown_timeout keeps the watchdog from ending
+  the run first, which hid this in the soak's other trials."""
   process, log = helpers.launch_in_background(
       tmp_path, ps=0, variable_update='collective_all_reduce',
-      display_every=10, stall_timeout=15, stall_shutdown_timeout=3,
-      env={helpers.FAULT_ENV: 'freeze:worker0:step20'})
+      display_every=10, stall_timeout=15, stall_shutdown_timeout=40,
+      env={helpers.FAULT_ENV: 'freeze:worker0:step300'})
   pids = {}
   try:
     pids = helpers.wait_until_step(process, log, 'worker1', 10)
@@ -644,6 +647,11 @@ def test_a_board_host_frozen_between_steps_is_named_as_the_stall(tmp_path):
   assert rec['failure']['task'] == 'worker0', rec['failure']
   assert 'Root cause: worker0 (Stalled)' in helpers.task_lines(
       output, 'worker1'), output
+  # Named by the main thread when its call timed out, not 40 s later by
+  # the watchdog (which it did while its note to the frozen board waited
+  # for ever).
+  assert "this task's call to it timed out" in rec['failure']['message'], (
+      rec['failure'])
 
 
 @pytest.mark.slow

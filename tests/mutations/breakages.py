@@ -875,6 +875,34 @@ BREAKAGES = (
          'holds_up_no_other_done_signal',),
         'done signals go to the serving tasks one at a time: a cut-off ps0 '
         'keeps ps1 from hearing a hurried exit (soak seed 7008)'),
+    Breakage(
+        'frozen_peer_not_asked',
+        'tf_cnn_benchmarks/cluster/watch/root_cause.py',
+        '  frozen = reachability.frozen_peers(peers)',
+        '  frozen = {}',
+        ('tests/cluster/test_root_cause_frozen.py::test_a_peer_frozen_'
+         'throughout_the_wait_is_named_stalled',),
+        "a secondary error from a frozen peer blames the task itself "
+        "('Operation timed out.', soak seeds 7138 and 7158)"),
+    Breakage(
+        'frozen_peer_named_on_one_ask',
+        'tf_cnn_benchmarks/cluster/watch/root_cause.py',
+        '  still = sorted(set(reachability.frozen_peers(\n'
+        '      {label: peers[label] for label in frozen_before})))',
+        '  still = sorted(frozen_before)',
+        ('tests/cluster/test_root_cause_frozen.py::test_a_peer_that_answers_'
+         'by_the_end_of_the_wait_is_not_named',),
+        'a peer slow to answer once is blamed as frozen'),
+    Breakage(
+        'note_to_a_frozen_board_host',
+        'tf_cnn_benchmarks/cluster/task/runtime.py',
+        "        if not (root.status == endings.STALLED and\n"
+        "                root.failure['task'] == self._board_host):",
+        "        if True:",
+        ('tests/cluster/test_faults_mid_run.py::test_a_board_host_frozen_'
+         'between_steps_is_named_as_the_stall',),
+        "a task whose board's host froze writes its note there and waits "
+        "for ever (the watchdog ends it, --stall_shutdown_timeout late)"),
     # --- Issue #27's statistics and runner (README "How small a slowdown
     # can compare see?", docs/claims.md R56-R58, R78).
     Breakage(

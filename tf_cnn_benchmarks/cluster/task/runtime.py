@@ -70,6 +70,7 @@ class ClusterRuntime:
     # The cluster's parts of the graph (wire_graph).
     self.start = self.board = self.done = self.rate = self._hello = None
     self._board_device = None
+    self._board_host = None  # its label, e.g. worker0
     self.labels, self.client_index = [], None
     self._board_in_step = True
     self._hosts_board = False  # this task hosts the board (wire_graph)
@@ -124,6 +125,8 @@ class ClusterRuntime:
         board_device, len(self.labels), self.client_index)
     self._hosts_board = board_device.startswith(self.role.device + '/')
     self._board_device = board_device
+    spec = tf.DeviceSpec.from_string(board_device)
+    self._board_host = roles.task_label(spec.job, spec.task)
     self.done = done_signals.DoneSignals(self.role)
     self.rate = cluster_rate.ClusterRate.of_graph(
         self.role, self._mode, global_step, needs.images_per_global_step)
@@ -366,8 +369,13 @@ class ClusterRuntime:
         # The cause's status and code: a partition is unreachable (4).
         exc.root_cause, exc.status, exc.exit_code = (
             root.failure, root.status, root.exit_code)
-        self._leave_note(sess, {'status': root.status,
-                                'failure': root.failure})
+        if not (root.status == endings.STALLED and
+                root.failure['task'] == self._board_host):
+          # (A note to a frozen board's host would wait for ever: a write
+          # this session never made before registers its graph there
+          # first, with no deadline. Nobody could read it anyway.)
+          self._leave_note(sess, {'status': root.status,
+                                  'failure': root.failure})
       elif step_repeats.is_refused_copy(exc):
         # No peer failed: the link between them blinked (step_repeats.py).
         exc.root_cause = step_repeats.refused_failure(

@@ -106,6 +106,19 @@ def lost_peer(label, address, reason, own_error=None):
                                                own_error)
 
 
+def frozen_peer(label, address, own_error):
+  """(status, failure) of a task whose call to peer ``label`` timed out
+  because that peer is frozen (reachability.FROZEN): the stall the
+  watchdog would have named, named before its end (status stalled)."""
+  return endings.STALLED, failure(
+      'Stalled',
+      '%s is frozen: %s (its server at %s); this task\'s call to it timed '
+      'out (%s).' % (label, reachability.FROZEN, address, own_error),
+      label,
+      'Look at %s\'s output and state (e.g. py-spy dump; `ps -o stat` '
+      'shows T for a stopped process).' % label)
+
+
 def killed_by_signal(label, signum):
   """Words for a task that died of a signal without a word of its own."""
   try:

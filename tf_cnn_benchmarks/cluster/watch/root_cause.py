@@ -19,6 +19,15 @@ secondary error name this task itself: never while a peer's failure can
 still be learned within that bound. A peer's provisional note (its
 failure known, its details still being found) is the answer only when no
 fuller one comes within the same bound.
+
+A *frozen* peer (a stopped process: its kernel accepts connections, its
+server answers nothing) shows on neither the board nor a TCP probe, and a
+call to it ends by its RPC deadline (a board write: 10 s), before the
+watchdog's stall would name it (the soak's seeds 7138 and 7158: worker1
+then blamed itself, "Operation timed out."). So the peers are also asked
+for a gRPC answer at the start and at the end of the wait; one frozen both
+times (PEER_FAILURE_WAIT_SECONDS apart, as the stall detector asks twice)
+is the cause, named as the watchdog would: stalled.
 """
 
 import time
@@ -51,6 +60,7 @@ def find(sess, board, labels, own_index, peers, exc):
   failing = {}  # label -> (probes failed in a row, first such round, why)
   rounds = 0
   provisional = None
+  frozen = reachability.frozen_peers(peers)  # a few ms unless one is
   while True:
     remaining_ms = (deadline - time.monotonic()) * 1000
     ending, final = _from_notes(sess, board, labels, own_index, left_ok,
@@ -74,9 +84,23 @@ def find(sess, board, labels, own_index, peers, exc):
       return endings.Ending(*peer_failures.lost_peer(
           label, peers[label], lost[label][2], own_error))
     if time.monotonic() >= deadline:
+      if provisional is None and frozen:
+        return _still_frozen(peers, frozen, own_error)
       return provisional
     rounds += 1
     time.sleep(_PROBE_PAUSE_SECONDS)
+
+
+def _still_frozen(peers, frozen_before, own_error):
+  """The Ending naming the first of ``frozen_before`` frozen still, or
+  None (a live server slow to answer once on a loaded host is not
+  frozen)."""
+  still = sorted(set(reachability.frozen_peers(
+      {label: peers[label] for label in frozen_before})))
+  if not still:
+    return None
+  return endings.Ending(*peer_failures.frozen_peer(
+      still[0], peers[still[0]], own_error))
 
 
 def _from_notes(sess, board, labels, own_index, left_ok, timeout_ms):
