@@ -878,8 +878,8 @@ BREAKAGES = (
     Breakage(
         'frozen_peer_not_asked',
         'tf_cnn_benchmarks/cluster/watch/root_cause.py',
-        '  frozen = reachability.frozen_peers(peers)',
-        '  frozen = {}',
+        '    silent = reachability.frozen_peers(peers, FROZEN_ASK_SECONDS)',
+        '    silent = {}',
         ('tests/cluster/test_root_cause_frozen.py::test_a_peer_frozen_'
          'throughout_the_wait_is_named_stalled',),
         "a secondary error from a frozen peer blames the task itself "
@@ -887,17 +887,18 @@ BREAKAGES = (
     Breakage(
         'frozen_peer_named_on_one_ask',
         'tf_cnn_benchmarks/cluster/watch/root_cause.py',
-        '  still = sorted(set(reachability.frozen_peers(\n'
-        '      {label: peers[label] for label in frozen_before})))',
-        '  still = sorted(frozen_before)',
+        '      silent = reachability.frozen_peers(\n'
+        '          {label: peers[label] for label in silent}, '
+        'FROZEN_ASK_SECONDS)',
+        '      pass',
         ('tests/cluster/test_root_cause_frozen.py::test_a_peer_that_answers_'
          'by_the_end_of_the_wait_is_not_named',),
         'a peer slow to answer once is blamed as frozen'),
     Breakage(
         'note_to_a_frozen_board_host',
         'tf_cnn_benchmarks/cluster/task/runtime.py',
-        "        if not (root.status == endings.STALLED and\n"
-        "                root.failure['task'] == self._board_host):",
+        "        if not (root.status in (endings.STALLED, endings.UNREACHABLE) "
+        "and\n                root.failure['task'] == self._board_host):",
         "        if True:",
         ('tests/cluster/test_faults_mid_run.py::test_a_board_host_frozen_'
          'between_steps_is_named_as_the_stall',),

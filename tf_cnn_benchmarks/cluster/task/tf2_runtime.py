@@ -175,6 +175,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       # The coordinator is the one client: its board stays here. A
       # global step is one worker's step (each applies its own).
       self.board = tf2_board.LocalBoard()
+      self._board_host = role.task_name
       self.done = _DoneSenders(role)
       # Proof that it started, which the serving tasks' probes may miss.
       self.done.arrive(None)
@@ -184,6 +185,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       self.board = tf2_board.KeyValueBoard(len(self.labels),
                                            self.client_index)
       self._hosts_board = role.is_chief
+      self._board_host = tasks_named(_LEADER)[0]
       images_per_global_step = rc.global_batch_size
     self.board.publish_initial(deadlines.RPC_TIMEOUT_MS)
     self._board_in_step = False

@@ -107,13 +107,13 @@ def lost_peer(label, address, reason, own_error=None):
 
 
 def frozen_peer(label, address, own_error):
-  """(status, failure) of a task whose call to peer ``label`` timed out
-  because that peer is frozen (reachability.FROZEN): the stall the
-  watchdog would have named, named before its end (status stalled)."""
+  """(status, failure) of a task whose secondary error came from peer
+  ``label`` being frozen (reachability.FROZEN): the stall the watchdog
+  would have named, named before its end (status stalled)."""
   return endings.STALLED, failure(
       'Stalled',
-      '%s is frozen: %s (its server at %s); this task\'s call to it timed '
-      'out (%s).' % (label, reachability.FROZEN, address, own_error),
+      '%s is frozen: %s (its server at %s); this task then saw %s.'
+      % (label, reachability.FROZEN, address, own_error),
       label,
       'Look at %s\'s output and state (e.g. py-spy dump; `ps -o stat` '
       'shows T for a stopped process).' % label)

@@ -21,7 +21,8 @@ Every probe is bounded by its timeout, the name lookup too: the C
 resolver itself may block 5 to 30 s on a DNS server that does not answer,
 which would hold up the watchdog and the task's way out.
 
-A third state only a stalled run asks about (``frozen_peers``): a peer
+A third state, asked about by a stalled run and by a secondary error's
+search for its cause (``frozen_peers``, root_cause.py): a peer
 whose process is stopped (SIGSTOP, a debugger) or wedged still accepts
 connections, since the kernel completes the TCP handshake for it, so a
 TCP probe calls it fine. Only the running server answers a call, so a
@@ -158,8 +159,9 @@ def frozen_peers(addresses, timeout=2.0):
   """{label: FROZEN} of the peers whose port accepts connections but whose
   server does not answer a call within ``timeout``, probed in parallel.
 
-  Only for a stall (the watchdog's thread, a few calls per stall): it
-  takes ``timeout`` when a peer is frozen.
+  For a stall (the watchdog's thread, a few calls per stall) and a
+  secondary error's search for its cause (two asks): it takes
+  ``timeout`` when a peer is frozen.
   """
   def frozen(label):
     address = addresses[label]

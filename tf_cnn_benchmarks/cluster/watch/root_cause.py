@@ -24,12 +24,17 @@ A *frozen* peer (a stopped process: its kernel accepts connections, its
 server answers nothing) shows on neither the board nor a TCP probe, and a
 call to it ends by its RPC deadline (a board write: 10 s), before the
 watchdog's stall would name it (the soak's seeds 7138 and 7158: worker1
-then blamed itself, "Operation timed out."). So the peers are also asked
-for a gRPC answer at the start and at the end of the wait; one frozen both
-times (PEER_FAILURE_WAIT_SECONDS apart, as the stall detector asks twice)
-is the cause, named as the watchdog would: stalled.
+then blamed itself, "Operation timed out."). So, beside the rounds, every
+peer is asked for a gRPC answer (reachability.frozen_peers), and one that
+gave none is asked again at once: a peer silent for both asks (about
+4 s straight, FROZEN_ASK_SECONDS each) is the cause when nothing else
+explains the error by the end of the wait, named as the watchdog would:
+stalled. The asks run in a thread of their own so that they take no time
+from the rounds (a partitioned peer's probes take their whole timeout);
+the search waits for them at most FROZEN_ASK_SECONDS past its own end.
 """
 
+import threading
 import time
 
 import tensorflow as tf
@@ -45,6 +50,8 @@ PEER_FAILURE_WAIT_SECONDS = 4.0
 _BOARD_READ_MS = 2000
 # Pause between two rounds (a refusal counts after REFUSALS_TO_GONE).
 _PROBE_PAUSE_SECONDS = 0.5
+# How long each of the two asks waits for a peer's gRPC answer.
+FROZEN_ASK_SECONDS = 2.0
 
 
 def find(sess, board, labels, own_index, peers, exc):
@@ -60,7 +67,7 @@ def find(sess, board, labels, own_index, peers, exc):
   failing = {}  # label -> (probes failed in a row, first such round, why)
   rounds = 0
   provisional = None
-  frozen = reachability.frozen_peers(peers)  # a few ms unless one is
+  frozen = _FrozenAsks(peers)
   while True:
     remaining_ms = (deadline - time.monotonic()) * 1000
     ending, final = _from_notes(sess, board, labels, own_index, left_ok,
@@ -84,23 +91,41 @@ def find(sess, board, labels, own_index, peers, exc):
       return endings.Ending(*peer_failures.lost_peer(
           label, peers[label], lost[label][2], own_error))
     if time.monotonic() >= deadline:
-      if provisional is None and frozen:
-        return _still_frozen(peers, frozen, own_error)
+      if provisional is None:
+        # Not one that left normally (still closing, it may not answer).
+        still = sorted(set(frozen.answer()) - left_ok)
+        if still:
+          return endings.Ending(*peer_failures.frozen_peer(
+              still[0], peers[still[0]], own_error))
       return provisional
     rounds += 1
     time.sleep(_PROBE_PAUSE_SECONDS)
 
 
-def _still_frozen(peers, frozen_before, own_error):
-  """The Ending naming the first of ``frozen_before`` frozen still, or
-  None (a live server slow to answer once on a loaded host is not
-  frozen)."""
-  still = sorted(set(reachability.frozen_peers(
-      {label: peers[label] for label in frozen_before})))
-  if not still:
-    return None
-  return endings.Ending(*peer_failures.frozen_peer(
-      still[0], peers[still[0]], own_error))
+class _FrozenAsks:
+  """Asks every peer for a gRPC answer, and the silent ones once more,
+  in a thread beside find's rounds (see the module docstring)."""
+
+  def __init__(self, peers):
+    self._frozen = {}
+    self._thread = threading.Thread(target=self._ask, args=(peers,),
+                                    name='frozen-asks', daemon=True)
+    self._thread.start()
+
+  def _ask(self, peers):
+    silent = reachability.frozen_peers(peers, FROZEN_ASK_SECONDS)
+    if silent:
+      # Silent twice in a row: a live server slow to answer once on a
+      # loaded host is not frozen.
+      silent = reachability.frozen_peers(
+          {label: peers[label] for label in silent}, FROZEN_ASK_SECONDS)
+    self._frozen = silent
+
+  def answer(self):
+    """{label: why} of the peers silent for both asks; {} if the asks
+    are not done within FROZEN_ASK_SECONDS (they are then left to end)."""
+    self._thread.join(FROZEN_ASK_SECONDS)
+    return {} if self._thread.is_alive() else self._frozen
 
 
 def _from_notes(sess, board, labels, own_index, left_ok, timeout_ms):
