@@ -697,14 +697,6 @@ BREAKAGES = (
         'a signal waits until the watchdog\'s check returns'),
     # --- What the tf2 soak trials found (issue #29).
     Breakage(
-        'tf2_frozen_leader_unnamed',
-        'tf_cnn_benchmarks/cluster/task/tf2_runtime.py',
-        '    return (_HEARTBEAT_RPC in message and leader in peers and',
-        '    return (False and leader in peers and',
-        ('tests/cluster/test_faults_mid_run.py::test_tf2_frozen_worker_is_'
-         'named_from_the_coordination_service[worker0-worker1]',),
-        'a frozen worker 0 makes the other workers name themselves'),
-    Breakage(
         'tf2_join_without_the_port_wait',
         'tf_cnn_benchmarks/cluster/task/tf2_runtime.py',
         '          self.wait_for_peers(peers)\n',
@@ -881,7 +873,9 @@ BREAKAGES = (
         '    silent = reachability.frozen_peers(peers, FROZEN_ASK_SECONDS)',
         '    silent = {}',
         ('tests/cluster/test_root_cause_frozen.py::test_a_peer_frozen_'
-         'throughout_the_wait_is_named_stalled',),
+         'throughout_the_wait_is_named_stalled',
+         'tests/cluster/test_faults_mid_run.py::test_tf2_frozen_worker_is_'
+         'named_from_the_coordination_service[worker0-worker1]'),
         "a secondary error from a frozen peer blames the task itself "
         "('Operation timed out.', soak seeds 7138 and 7158)"),
     Breakage(

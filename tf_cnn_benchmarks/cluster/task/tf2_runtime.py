@@ -319,7 +319,7 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     if (getattr(exc, 'root_cause', None) is not None or
         getattr(exc, 'status', None) is not None):
       return
-    label, words = self._frozen_peer(str(exc), leader_frozen)
+    label, words = self._frozen_peer(str(exc))
     if label is None:
       return
     exc.root_cause = failures.failure(
@@ -340,17 +340,17 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
     return (_HEARTBEAT_RPC in message and leader in peers and
             reachability.probe(peers[leader]) is None)
 
-  def _frozen_peer(self, message, leader_frozen):
+  def _frozen_peer(self, message):
     """(the frozen peer the coordination service's words name, how they
     say it), or (None, None).
 
     The service's leader, worker 0, names a worker it heard no heartbeat
     from. When the leader itself is frozen, nobody can say so for it: the
     other workers' own heartbeats to it time out and abort their
-    collectives with DeadlineExceeded, the heartbeat RPC named in the
-    message (seeds 543 and 767 of the chaos soak). The leader's port
-    still accepts (else the root cause search found it gone), so it is
-    frozen too."""
+    collectives with DeadlineExceeded (seeds 543 and 767 of the chaos
+    soak); the root cause search's gRPC asks name it then
+    (root_cause.py), after _on_failure told the board its host is
+    frozen."""
     peers = self.role.all_peers()
     if _UNHEALTHY in message:
       unhealthy = [label for label in tasks_named(
@@ -359,10 +359,6 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
         return unhealthy[0], ('it sent the coordination service no '
                               'heartbeat for %.0f s' %
                               HEARTBEAT_TIMEOUT_SECONDS)
-    if leader_frozen:
-      return tasks_named(_LEADER)[0], (
-          'the coordination service it leads did not answer this task\'s '
-          'heartbeat within its deadline')
     return None, None
 
   def run_function_step(self, run):
