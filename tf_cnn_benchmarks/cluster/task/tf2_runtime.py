@@ -306,10 +306,12 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
   def _on_failure(self, sess, exc):
     """The graph runtime's failure path, and one verdict it cannot reach:
     the coordination service's. A worker frozen (stopped, wedged) still
-    accepts connections, so no probe finds it, and it stops no step on
-    the board before the collectives are aborted: the service names it,
-    having heard no heartbeat from it for HEARTBEAT_TIMEOUT_SECONDS (or,
-    for its own leader, the heartbeats to it that time out)."""
+    accepts connections, so no TCP probe finds it, and it stops no step
+    on the board before the collectives are aborted: the root cause
+    search's gRPC asks name it (root_cause.py); when they do not, the
+    service's words do, having heard no heartbeat from it for
+    HEARTBEAT_TIMEOUT_SECONDS. A frozen leader (worker 0) hosts the board:
+    the search is told so first, so that it does not wait there."""
     leader_frozen = self._leader_frozen(str(exc))
     if leader_frozen:
       # The board lives in its store, whose calls have no deadline: the
