@@ -4,9 +4,9 @@ A stopped process's kernel still accepts connections, so the TCP probes
 call it fine and its board note never comes; a call to it ends by its RPC
 deadline. root_cause.find asks the peers for a gRPC answer beside its
 rounds, and a silent one once more (the soak's seeds 7138 and 7158
-blamed the task itself, "Operation timed out."). Here the frozen peer is a listening
-socket nobody accepts on, which is what a SIGSTOPped server is to its
-callers; the end-to-end case is
+blamed the task itself, "Operation timed out."). Here the frozen peer is
+a listening socket nobody accepts on, which is what a SIGSTOPped server
+is to its callers; the end-to-end case is
 test_faults_mid_run.py::test_a_board_host_frozen_between_steps_is_named_as_the_stall.
 """
 

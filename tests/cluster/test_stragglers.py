@@ -107,7 +107,7 @@ def _run_cluster(tmp_path, num_batches, fault=None, **overrides):
 
   The chief judges about one reading a second over a window of
   stragglers.WINDOW readings: a shorter run names nobody, and a test of it
-  could not fail. Step counts in the tests are set for ~30-35 s of timed
+  could not fail. Step counts in the tests are set for ~28-36 s of timed
   steps on this 2-core machine (measured 28 Nov 2026: 10 ms a step
   unslowed, 17-20 ms slowed in compute, 20 ms slowed by the step), a margin
   over the judge's _LONG_ENOUGH that a CI run under load keeps. A faster
