@@ -975,4 +975,13 @@ BREAKAGES = (
         ('tests/results/test_detection_power.py::test_a_rate_of_few_trials_'
          'plans_nothing',),
         'bisect plans by a power rate measured on 6 trials'),
+    Breakage(
+        'runner_preloads_tcmalloc',
+        'results/runner.py',
+        '  env.update(run.env)\n',
+        "  env.update(run.env)\n  env['LD_PRELOAD'] = 'libtcmalloc_minimal.so.4'\n",
+        ('tests/results/test_quiet_runs.py::test_runs_keep_the_system_'
+         'allocator',),
+        'every run has tcmalloc preloaded (README: the runner keeps the '
+        'system allocator)'),
 )

@@ -5,7 +5,9 @@ record and exits 1, `short_of_target` a target_not_reached record and exits
 5, `norecord` exits 0 without a record, `sleep` sleeps
 (timeouts); any other model writes an ok record whose images/sec is
 --batch_size / 0.01 and prints the original's `total images/sec:` line.
-It also echoes its interpreter so tests can see which Python ran it.
+It also echoes its interpreter, and any library preloaded into it
+(LD_PRELOAD: an allocator such as tcmalloc), so tests can see which Python
+ran it and with what.
 --jitter F spreads each run's step time by up to +-F at random (repeats then
 differ, as real ones do); TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE=PATH fails
 the run when PATH does not exist yet (creating it: one failure, then
@@ -41,6 +43,7 @@ def main():
   parser.add_argument('--stop_at_top_1_accuracy', type=float, default=None)
   args, _ = parser.parse_known_args()
   print('interpreter: %s' % sys.executable)
+  print('preloaded: %s' % (os.environ.get('LD_PRELOAD') or 'nothing'))
   fail_once = os.environ.get('TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE')
   if fail_once and not os.path.exists(fail_once):
     open(fail_once, 'w').close()

@@ -47,6 +47,23 @@ def test_flags_that_set_threads_win(tmp_path, capsys):
   assert command.count('--num_intra_threads') == 1
 
 
+def test_runs_keep_the_system_allocator(tmp_path, capsys, monkeypatch):
+  """README (noise sources): preloading tcmalloc or jemalloc did not cut
+  the spread, and a preloaded allocator could hide an allocator change a
+  comparison is meant to see, so the runner preloads nothing."""
+  monkeypatch.delenv('LD_PRELOAD', raising=False)
+  code, out = _suite(['--result_dir', tmp_path, '--repeat', '2',
+                      '--target_seconds', '0.2', '--benchmark_script',
+                      FAKE_BENCHMARK, '--', '--model=trivial'], capsys)
+  assert code == 0, out
+  logs = os.path.join(tmp_path, 'logs')
+  texts = [open(os.path.join(logs, name)).read()
+           for name in sorted(os.listdir(logs))]
+  assert len(texts) == 2
+  for text in texts:
+    assert 'preloaded: nothing\n' in text, text
+
+
 def test_the_run_length_is_calibrated_to_the_target(tmp_path, capsys):
   """The fake's steps take 0.01 s: 0.5 s of them is 50 steps; the
   calibration run's record is not among the results."""
