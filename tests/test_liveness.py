@@ -22,7 +22,9 @@ from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.liveness import activity
 from tf_cnn_benchmarks.liveness import local_stall
 from tf_cnn_benchmarks.liveness import phases
+from tf_cnn_benchmarks.liveness import run_exit
 from tf_cnn_benchmarks.liveness import stop_request
+from tf_cnn_benchmarks.liveness import watchdog
 from tf_cnn_benchmarks.run import train_dir_lock
 
 # Generous: two cores shared with other test runs.
@@ -168,6 +170,18 @@ def test_every_signal_is_counted_once_and_acknowledged():
   assert stop.count == 2
   # The previous handlers are back.
   assert signal.getsignal(signal.SIGTERM) is not stop_request._ignore  # pylint: disable=protected-access
+
+
+def test_a_run_ends_without_waiting_out_the_watchdogs_tick(monkeypatch):
+  """The watchdog is woken to stop: a run's end does not wait for its
+  next tick (which cost every run up to a second)."""
+  monkeypatch.setattr(watchdog, 'TICK_SECONDS', 10.0)
+  exit_ = run_exit.RunExit(lambda *a: True, lambda: None, lambda line: None)
+  with watchdog.Watchdog(exit_, lambda line: None) as watch:
+    time.sleep(0.2)   # the watchdog thread is waiting out its tick
+    start = time.monotonic()
+  assert time.monotonic() - start < 5.0
+  assert not watch._thread.is_alive()  # pylint: disable=protected-access
 
 
 def test_a_signal_taken_by_a_library_is_taken_back():

@@ -139,6 +139,17 @@ class StopRequest:
         except (BlockingIOError, OSError):
           pass  # a full pipe holds unread signals: it is seen anyway
 
+  def wake(self):
+    """Ends a ``wait`` now (any thread): a byte that is no signal's
+    number, which ``received`` reads and drops. The watchdog is told to
+    stop this way; otherwise a run's end would wait out its tick."""
+    with self._lock:
+      if self._pipe is not None:
+        try:
+          os.write(self._pipe[1], b'\0')
+        except (BlockingIOError, OSError):
+          pass  # a full pipe wakes the wait anyway
+
   @contextlib.contextmanager
   def kept(self, every=0.01):
     """Reclaims the handlers every ``every`` s while the block runs: around
@@ -173,7 +184,8 @@ class StopRequest:
       self._pipe = None
 
   def wait(self, seconds, stop_event):
-    """Waits ``seconds``, waking early for a signal or ``stop_event``."""
+    """Waits ``seconds``, waking early for a signal or ``wake``
+    (``stop_event`` is waited on only where there is no pipe)."""
     if self._pipe is None:
       stop_event.wait(seconds)
       return

@@ -117,6 +117,7 @@ class Watchdog:
 
   def __exit__(self, *exc):
     self._stop.set()
+    self.stop_request.wake()
     self._thread.join(timeout=2 * TICK_SECONDS)
     self.stop_request.__exit__(*exc)
 

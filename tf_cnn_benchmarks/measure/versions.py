@@ -1,6 +1,7 @@
 """Which harness and which TensorFlow are installed, without loading
 TensorFlow (the ssh launcher asks every host before it starts anything)."""
 
+import functools
 import os
 import subprocess
 
@@ -52,6 +53,10 @@ def harness_version():
   return git_describe() or package_version()
 
 
+# Once a process: the installation does not change under a running process,
+# and the answer reads every installed distribution's file list (~0.3 s
+# here), which a run asked three times (header, record, digest).
+@functools.lru_cache(maxsize=None)
 def tf_distribution():
   """The pip distribution that installed the ``tensorflow`` package
   (tensorflow, tensorflow-cpu, intel-tensorflow, ...), or None."""
