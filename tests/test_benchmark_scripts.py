@@ -41,7 +41,6 @@ def test_performance_script_quick_prints_every_section(tmp_path):
   assert all(0 < float(c) < 150 for c in ceilings)
 
 
-@pytest.mark.slow
 def _script_module(folder, name):
   """A script of benchmarks/ or studies/ as a module (they import their
   neighbours by plain name)."""
@@ -50,8 +49,6 @@ def _script_module(folder, name):
   if path not in sys.path:
     sys.path.insert(0, path)
   return importlib.import_module(name)
-
-
 
 
 def test_engines_script_divides_each_engine_by_the_graph_engine(
