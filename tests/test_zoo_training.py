@@ -23,6 +23,12 @@ def network_key(spec):
   return spec.dataset, spec.image_size, build
 
 
+def learnt_networks():
+  """The keys of the networks models/test_every_model_learns.py trains."""
+  return [network_key(registry.get_model(model, dataset))
+          for _, model, dataset, _ in learns.FAMILIES]
+
+
 def one_spec_per_network():
   """Aliases (mobilenet_v2) and the original's second names for a network
   (official_resnet50 is resnet50_v1.5) would only train the same graph
@@ -31,8 +37,7 @@ def one_spec_per_network():
   trains, in both engines and for more steps (builder, variables, loss,
   gradients and update; the driver's loop around them is the same for
   every model): they are left to it."""
-  learnt = [network_key(registry.get_model(model, dataset))
-            for _, model, dataset, _ in learns.FAMILIES]
+  learnt = learnt_networks()
   chosen = []  # compared with ==: some configurations hold lists
   for spec in registry.all_specs():
     key = network_key(spec)
@@ -137,9 +142,7 @@ def test_every_original_name_is_built_or_says_why_not(dataset):
 def test_only_same_networks_share_a_training_run():
   """Every registered network trains here or in test_every_model_learns,
   and only another name for one network is left out."""
-  learnt = [network_key(registry.get_model(model, dataset))
-            for _, model, dataset, _ in learns.FAMILIES]
-  trained = learnt + [network_key(s) for s in SPECS]
+  trained = learnt_networks() + [network_key(s) for s in SPECS]
   assert all(network_key(s) in trained for s in registry.all_specs())
   names = {s.name for s in SPECS if s.dataset == registry.IMAGENET}
   assert 'official_resnet200_v2' in names

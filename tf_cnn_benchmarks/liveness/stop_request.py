@@ -132,23 +132,22 @@ class StopRequest:
     library's handler took before ``reclaim`` could put ours back
     (cluster/task/tf2_sigterm_notice.py). It goes through the pipe, as
     a signal does, so it is counted and acknowledged in the one place."""
-    with self._lock:
-      if self._pipe is not None:
-        try:
-          os.write(self._pipe[1], bytes([int(sig)]))
-        except (BlockingIOError, OSError):
-          pass  # a full pipe holds unread signals: it is seen anyway
+    self._write(bytes([int(sig)]))
 
   def wake(self):
     """Ends a ``wait`` now (any thread): a byte that is no signal's
     number, which ``received`` reads and drops. The watchdog is told to
     stop this way; otherwise a run's end would wait out its tick."""
+    self._write(b'\0')
+
+  def _write(self, data):
+    """``data`` into the pipe, as the C-level handler writes a signal."""
     with self._lock:
       if self._pipe is not None:
         try:
-          os.write(self._pipe[1], b'\0')
+          os.write(self._pipe[1], data)
         except (BlockingIOError, OSError):
-          pass  # a full pipe wakes the wait anyway
+          pass  # a full pipe holds unread bytes: a wait wakes anyway
 
   @contextlib.contextmanager
   def kept(self, every=0.01):
