@@ -72,10 +72,23 @@ def write_tfprof(graph, metadata, path):
   top = profiler.profile_operations(options)
   lines = ['Wrote a tfprof profile of one extra step to %s' % path,
            'Top ops by time (op type, total time, count):']
-  for node in list(top.children)[:NUM_OPS_TO_PRINT]:
+  for node in ranked_op_types(top)[:NUM_OPS_TO_PRINT]:
     lines.append('  %-32s %10.3f ms  %d' % (
-        node.name, node.total_exec_micros / 1000.0, len(node.graph_nodes)))
+        node.name, node.exec_micros / 1000.0, len(node.graph_nodes)))
   return lines
+
+
+def ranked_op_types(top):
+  """The op view's nodes in its order. tfprof returns that list as a chain,
+  each op type the only child of the one before it, and a node's
+  total_exec_micros sums the rest of the chain; an op type's own time is its
+  exec_micros."""
+  nodes = []
+  node = top
+  while node.children:
+    node = node.children[0]
+    nodes.append(node)
+  return nodes
 
 
 def partition_file_name(prefix, graph_def):
