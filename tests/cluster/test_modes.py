@@ -331,7 +331,7 @@ def test_tf2_parameter_server_momentum_over_two_ps_tasks(tmp_path):
   code, output = helpers.launch(
       ['--ps', '2', '--workers', '2'],
       helpers.tiny_flags(tmp_path, optimizer='momentum',
-                         init_learning_rate=None, num_batches=steps,
+                         init_learning_rate=1e-4, num_batches=steps,
                          **_TF2_PS, **_TF2_PS_SYNC['async']))
   _assert_clean_finish(code, output,
                        ['ps0', 'ps1', 'worker0', 'worker1', 'controller0'],
@@ -345,4 +345,8 @@ def test_tf2_parameter_server_momentum_over_two_ps_tasks(tmp_path):
   losses = helpers.step_losses(helpers.records(str(tmp_path))['controller0'])
   assert len(losses) == steps
   assert np.all(np.isfinite(losses)), losses
-  assert np.mean(losses[-3:]) < np.mean(losses[:3]), losses
+  # At lenet's default rate (0.005) two workers' async momentum updates on
+  # batches of two bounce the loss between 0.1 and 14, and once ended higher
+  # than it began; at 1e-4 it fell smoothly, to about a third, in each run
+  # tried.
+  assert np.mean(losses[-3:]) < 0.5 * np.mean(losses[:3]), losses
