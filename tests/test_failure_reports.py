@@ -9,15 +9,19 @@ takes too long), and the checkpointer never saving one step twice.
 
 import glob
 import io
+import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import types
 
 import pytest
 
-from tests.driver_helpers import run_quietly
+from tests import tools
+from tests.driver_helpers import REPO, run_quietly
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks import failures
 from tf_cnn_benchmarks.run import report
@@ -151,6 +155,58 @@ def test_a_lost_peer_is_gone_or_unreachable_by_its_probe_alone():
         'or a frozen host), not a crash; it was lost first (probe: %s) '
         '(this task then saw E: x).' % reason)
     assert 'crash' not in lost['hint']
+
+
+# worker1's watchdog, once worker0 (at argv[1]) stops answering its probes.
+_LOST_PEER_FROM_WORKER1 = r'''
+import json, sys
+from tf_cnn_benchmarks.cluster.watch import peer_prober
+prober = peer_prober.PeerProber({'worker0': sys.argv[1]}, 'worker1')
+ending = prober.lost_peer_ending(None, prober.probe(0.0), lambda label: False)
+print(json.dumps([ending.status, ending.failure]))
+'''
+
+
+def test_the_side_of_a_partition_with_no_route_of_its_own_names_itself():
+  """Behind a partition each side finds the other unreachable, and the
+  launcher took the word of whichever left first: the chaos soak once saw
+  a worker whose own link was down leave first, naming its healthy peer.
+  A task whose own host has no route to the peer (its link is down) is the
+  one cut off and names itself; with a route, the peer is named. The cut
+  side is worker1's prober run in a network namespace of its own, which
+  has no routes (the wiring in a real cluster: test_partition.py)."""
+  tools.require_root('a network namespace of its own')
+  unshare = tools.require_command('unshare', 'apt-get install -y util-linux')
+  address = '127.0.0.2:9'
+  cut = subprocess.run(
+      [unshare, '--net', sys.executable, '-c', _LOST_PEER_FROM_WORKER1,
+       address], capture_output=True, text=True, cwd=REPO, timeout=60,
+      check=True)
+  # Here this host has a route there (the loopback; a UDP connect sends
+  # nothing), so a peer that does not answer is the one lost.
+  status, lost = peer_failures.lost_peer(
+      'worker0', address, 'no answer within 1 s', 'E: x', 'worker1')
+  assert (status, lost['type'], lost['task']) == (
+      'unreachable', 'PeerUnreachable', 'worker0')
+  status, own = json.loads(cut.stdout.splitlines()[-1])
+  assert (status, own['type'], own['task']) == (
+      'unreachable', peer_failures.CUT_OFF, 'worker1'), cut.stdout
+  assert own['message'] == (
+      "worker1's host has no route to worker0 at 127.0.0.2:9 (probe: "
+      'network unreachable): its own network link is down or its routes are '
+      'gone, so worker1 is the task cut off, not worker0.')
+  assert 'ip route' in own['hint']
+  # worker0, which has its route, names worker1; the launcher then names
+  # worker1 whichever of the two left first.
+  seen_by_worker0 = peer_failures.peer_unreachable(
+      'worker1', 'h:1', 'no answer within 1 s')
+  for first in ('worker0', 'worker1'):
+    tasks = [_task(label, exit_codes.UNREACHABLE,
+                   1.0 if label == first else 1.1,
+                   failures.report_lines(ending, 'unreachable'))
+             for label, ending in (('worker0', seen_by_worker0),
+                                   ('worker1', own))]
+    assert launch_summary.first_failure_of(tasks).label == 'worker1', first
 
 
 def test_signal_deaths_are_explained():

@@ -46,6 +46,19 @@ def _start(tmp_path, ps_ns, worker_ns, **overrides):
   return logs, procs
 
 
+# --stall_timeout and --stall_shutdown_timeout of the runs whose partition
+# never heals: short, so the tasks soon end.
+NEVER_HEALS_BOUNDS = (5, 3)
+
+
+def _start_until_it_never_heals(tmp_path, ps_ns, worker_ns):
+  """_start for a run that trains until the partition ends it."""
+  stall_timeout, shutdown = NEVER_HEALS_BOUNDS
+  return _start(tmp_path, ps_ns, worker_ns, num_batches=100000,
+                display_every=50, stall_timeout=stall_timeout,
+                stall_shutdown_timeout=shutdown)
+
+
 def _last_step(log_path):
   """The last training step a worker displayed (0 before the first)."""
   steps = re.findall(r'^(\d+)\t', helpers.read(log_path), re.M)
@@ -115,12 +128,10 @@ def test_a_partition_that_heals_within_the_stall_bound_lets_the_run_go_on(
 @pytest.mark.timeout(240)
 def test_a_partition_that_never_heals_is_reported_as_one_by_every_task(
     tmp_path):
-  stall_timeout, shutdown = 5, 3
+  stall_timeout, shutdown = NEVER_HEALS_BOUNDS
   codes, took = {}, {}
   with netns.veth_namespaces() as (ps_ns, worker_ns):
-    logs, procs = _start(tmp_path, ps_ns, worker_ns, num_batches=100000,
-                         display_every=50, stall_timeout=stall_timeout,
-                         stall_shutdown_timeout=shutdown)
+    logs, procs = _start_until_it_never_heals(tmp_path, ps_ns, worker_ns)
     try:
       _wait_until_training(logs, procs)
       netns.set_link(ps_ns, up=False)
@@ -167,3 +178,36 @@ def test_a_partition_that_never_heals_is_reported_as_one_by_every_task(
     assert out[label].count('trusted network only') == 1, out[label]
   for proc in procs:
     assert not helpers.pid_alive(proc.pid)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_workers_whose_own_link_is_down_name_themselves(tmp_path):
+  """The workers' end of the pair goes down: their host has no route to
+  the ps any more, so they are the ones cut off, and each says so and
+  names itself (the ps's own link is fine). Only the workers' words are
+  checked; the ps is stopped once they have left."""
+  codes = {}
+  with netns.veth_namespaces() as (ps_ns, worker_ns):
+    logs, procs = _start_until_it_never_heals(tmp_path, ps_ns, worker_ns)
+    try:
+      _wait_until_training(logs, procs)
+      netns.set_link(worker_ns, up=False)
+      helpers.wait_for(
+          lambda: all(p.poll() is not None for p in procs[1:]), 90,
+          'the workers to leave')
+      codes = {label: proc.returncode
+               for (label, _, _), proc in zip(TASKS[1:], procs[1:])}
+    finally:
+      helpers.kill(procs)
+  out = _outputs(logs)
+  assert codes == {'worker0': exit_codes.UNREACHABLE,
+                   'worker1': exit_codes.UNREACHABLE}, '%s\n%s' % (
+                       codes, _shown(out))
+  recs = helpers.records(str(tmp_path))
+  for label in ('worker0', 'worker1'):
+    assert ("%s's host has no route to " % label in out[label] and
+            'so %s is the task cut off' % label in out[label]), out[label]
+    assert 'Root cause: %s (CutOff)' % label in out[label], out[label]
+    assert recs[label]['status'] == 'unreachable'
+    assert recs[label]['failure']['task'] == label

@@ -154,6 +154,14 @@ BREAKAGES = (
         (_REPORTS + 'test_launcher_names_the_task_cut_off_by_a_partition',),
         "guarantee 2: the launcher names a partition's victim's peer"),
     Breakage(
+        'cut_off_side_names_its_peer',
+        'tf_cnn_benchmarks/cluster/watch/peer_failures.py',
+        '  if own_label and reachability.no_route_from_here(address):',
+        '  if False:',
+        (_REPORTS + 'test_the_side_of_a_partition_with_no_route_of_its_own_'
+         'names_itself',),
+        'guarantee 2: the task cut off by a partition names its healthy peer'),
+    Breakage(
         'g3_stalled_exits_1',
         'tf_cnn_benchmarks/liveness/endings.py',
         'STALLED: exit_codes.STALLED,',

@@ -369,11 +369,14 @@ class ClusterRuntime:
         # The cause's status and code: a partition is unreachable (4).
         exc.root_cause, exc.status, exc.exit_code = (
             root.failure, root.status, root.exit_code)
-        if not (root.status in (endings.STALLED, endings.UNREACHABLE) and
-                root.failure['task'] == self._board_host):
-          # (A note to a frozen or cut-off board's host would wait for
-          # ever: a write this session never made before registers its
-          # graph there first, with no deadline. Nobody could read it.)
+        unreadable = ((root.status in (endings.STALLED, endings.UNREACHABLE)
+                       and root.failure['task'] == self._board_host) or
+                      root.failure['type'] == peer_failures.CUT_OFF)
+        if not unreadable:
+          # (A note to a frozen or cut-off board's host, or from this task
+          # when it is the one cut off, would wait for ever: a write this
+          # session never made before registers its graph there first,
+          # with no deadline. Nobody could read it.)
           self._leave_note(sess, {'status': root.status,
                                   'failure': root.failure})
       elif step_repeats.is_refused_copy(exc):

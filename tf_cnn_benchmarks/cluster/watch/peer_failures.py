@@ -22,6 +22,9 @@ from tf_cnn_benchmarks.failures import printable
 PARTITION_WORDS = ('no answer at all (a network partition or a frozen '
                    'host), not a crash')
 
+# The failure type of a task whose own host has no route to its peers.
+CUT_OFF = 'CutOff'
+
 # Words of errors caused by another task's failure, whatever their type.
 # A collective abort keeps the *cause's* type (e.g. InvalidArgumentError
 # for a peer's corrupt record): only its words say it came from elsewhere.
@@ -96,12 +99,31 @@ def peer_unreachable(label, address, reason, own_error=None):
       'or frozen); check the link and firewalls.' % label)
 
 
-def lost_peer(label, address, reason, own_error=None):
-  """(status, failure) of a task that lost peer ``label``, whose probe
-  said ``reason``: gone (its process died: the run failed) or
-  unreachable (a partition: status unreachable, exit 4)."""
+def cut_off(own_label, label, address, reason, own_error=None):
+  """This task's own host has no route to peer ``label``: it is the one
+  cut off, so the failure is its own (the peers name it too)."""
+  seen = (' (this task then saw %s)' % own_error) if own_error else ''
+  return failure(
+      CUT_OFF,
+      '%s\'s host has no route to %s at %s (probe: %s): its own network '
+      'link is down or its routes are gone, so %s is the task cut off, not '
+      '%s%s.' % (own_label, label, address, reason, own_label, label, seen),
+      own_label,
+      'Check this host\'s network interface and routes (`ip link`, '
+      '`ip route`).')
+
+
+def lost_peer(label, address, reason, own_error=None, own_label=None):
+  """(status, failure) of task ``own_label`` that lost peer ``label``,
+  whose probe said ``reason``: gone (its process died: the run failed) or
+  unreachable (a partition: status unreachable, exit 4). In a partition
+  the side with no route of its own names itself (cut_off), so both sides
+  name the same task."""
   if reachability.is_gone(reason):
     return endings.FAILED, peer_gone(label, address, own_error)
+  if own_label and reachability.no_route_from_here(address):
+    return endings.UNREACHABLE, cut_off(own_label, label, address, reason,
+                                        own_error)
   return endings.UNREACHABLE, peer_unreachable(label, address, reason,
                                                own_error)
 

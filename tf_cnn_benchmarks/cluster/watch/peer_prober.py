@@ -19,9 +19,11 @@ PROBE_TIMEOUT_SECONDS = 1.0
 
 class PeerProber:
 
-  def __init__(self, peers):
-    """``peers``: {label: address} of every other task of the cluster."""
+  def __init__(self, peers, own_label=None):
+    """``peers``: {label: address} of every other task of the cluster;
+    ``own_label``: this task's (a task cut off names itself)."""
     self.peers = dict(peers)
+    self.own_label = own_label
     self.refusals = reachability.RefusalCount()
     self._bad_since = {}  # label -> when probes started failing
     self._probes = {}
@@ -73,4 +75,5 @@ class PeerProber:
     address, reason = probes.get(root, (self.peers[root], None))
     if root == gone:
       reason = reachability.REFUSED  # As counted, whatever it says now.
-    return endings.Ending(*peer_failures.lost_peer(root, address, reason))
+    return endings.Ending(*peer_failures.lost_peer(
+        root, address, reason, own_label=self.own_label))

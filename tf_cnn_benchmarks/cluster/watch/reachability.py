@@ -203,6 +203,28 @@ def is_gone(reason):
       reason is not None and reason.startswith(NO_SUCH_NAME))
 
 
+def no_route_from_here(address, timeout=1.0):
+  """Does this host's own routing table have no route to ``address``?
+
+  Then this host is the one cut off (its link is down, or its routes are
+  gone), not the peer: in a partition both sides find the other
+  unreachable, and only this tells them apart. A TCP probe's "network
+  unreachable" alone does not (a router on the way may answer so); a UDP
+  socket's connect sends nothing and only looks the route up here.
+  """
+  host, port = roles.split_address(address)
+  numeric, why = _resolve(host, port, timeout)
+  if why is not None:
+    return False
+  family = socket.AF_INET6 if ':' in numeric else socket.AF_INET
+  with socket.socket(family, socket.SOCK_DGRAM) as udp:
+    try:
+      udp.connect((numeric, port))
+    except OSError as e:
+      return e.errno == errno.ENETUNREACH
+  return False
+
+
 def state(reason):
   """'gone', 'frozen' or 'unreachable': what a failed probe says."""
   if is_gone(reason):

@@ -89,7 +89,8 @@ def find(sess, board, labels, own_index, peers, exc):
       label = min(lost, key=lambda l: (not reachability.is_gone(lost[l][2]),
                                        lost[l][1], l))
       return endings.Ending(*peer_failures.lost_peer(
-          label, peers[label], lost[label][2], own_error))
+          label, peers[label], lost[label][2], own_error,
+          labels[own_index]))
     if time.monotonic() >= deadline:
       if provisional is None:
         # Not one that left normally (still closing, it may not answer).

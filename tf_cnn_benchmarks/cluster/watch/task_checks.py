@@ -46,7 +46,7 @@ class TaskChecks:
     self._said = set()
     self._phase = STARTING
     self.activity = run_watch.activity
-    prober = peer_prober.PeerProber(peers)
+    prober = peer_prober.PeerProber(peers, role.task_name)
     self.startup = startup_guard.StartupGuard(role, startup, prober,
                                               session_peers)
     self.watch = cluster_watch.ClusterWatch(role, prober, self._carry_on,
