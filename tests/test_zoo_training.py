@@ -5,43 +5,82 @@ loss, gradients and update all have to work for each model (the original
 registered models that crashed before their first step).
 """
 
+import dataclasses
 import functools
 import math
 
 import pytest
 
+from models import densenet
 from models import registry
+from models import resnet
 from tests.driver_helpers import run_quietly
 from tests.models import test_every_model_learns as learns
 
 
-def network_key(spec):
-  """What a spec builds: names with the same key train the same graph."""
+def network_key(spec, depth=True):
+  """What a spec builds: names with the same key train the same graph.
+  With ``depth=False``, names with the same key run the same code, at
+  different depths (without_depth)."""
   build = spec.build
   if isinstance(build, functools.partial):
-    build = (build.func, build.args, tuple(sorted(build.keywords.items())))
+    args = build.args if depth else tuple(map(without_depth, build.args))
+    build = (build.func, args, tuple(sorted(build.keywords.items())))
   return spec.dataset, spec.image_size, build
 
 
-def learnt_networks():
+def without_depth(config):
+  """A builder's configuration with its depth taken out: a ResNet's blocks
+  per stage, a DenseNet's layers per dense block, a VGG's convolutions per
+  stage. What is left (widths, strides, bottlenecks, pre-activation,
+  shortcuts, the stem) picks the code the network runs."""
+  if isinstance(config, resnet.ResNetConfig):
+    return dataclasses.replace(config, stages=tuple(
+        dataclasses.replace(stage, blocks=0) for stage in config.stages))
+  if isinstance(config, densenet.DenseNetConfig):
+    return dataclasses.replace(config, block_layers=len(config.block_layers))
+  if isinstance(config, list):  # VGG: the widths of each stage's convolutions
+    return [sorted(set(stage)) for stage in config]
+  return config
+
+
+def depth(spec):
+  """Layers (blocks) the spec's configuration stacks; 0 when it has none."""
+  for config in getattr(spec.build, 'args', ()):
+    if isinstance(config, resnet.ResNetConfig):
+      return sum(stage.blocks for stage in config.stages)
+    if isinstance(config, densenet.DenseNetConfig):
+      return sum(config.block_layers)
+    if isinstance(config, list):
+      return sum(len(stage) for stage in config)
+  return 0
+
+
+def learnt_networks(depth=True):
   """The keys of the networks models/test_every_model_learns.py trains."""
-  return [network_key(registry.get_model(model, dataset))
+  return [network_key(registry.get_model(model, dataset), depth)
           for _, model, dataset, _ in learns.FAMILIES]
 
 
 def one_spec_per_network():
   """Aliases (mobilenet_v2) and the original's second names for a network
   (official_resnet50 is resnet50_v1.5) would only train the same graph
-  again, at a minute or so each for the deep ones: the first name stands
-  for all of them. So would the networks models/test_every_model_learns.py
-  trains, in both engines and for more steps (builder, variables, loss,
-  gradients and update; the driver's loop around them is the same for
-  every model): they are left to it."""
-  learnt = learnt_networks()
+  again: the first name stands for all of them. A deeper network of the
+  same code (resnet152 beside resnet50, densenet201 beside densenet121)
+  trains the same ops, more of them, at up to 25 s each here: the
+  shallowest stands for its family (every depth is built, and its
+  parameters counted against the published figures, by its family's
+  tests in tests/models/). So would the networks
+  models/test_every_model_learns.py trains, in both engines and for more
+  steps (builder, variables, loss, gradients and update; the driver's loop
+  around them is the same for every model): they and their deeper twins
+  are left to it."""
+  learnt = learnt_networks(depth=False)
   chosen = []  # compared with ==: some configurations hold lists
-  for spec in registry.all_specs():
-    key = network_key(spec)
-    if key not in learnt and all(key != network_key(c) for c in chosen):
+  for spec in sorted(registry.all_specs(), key=depth):
+    key = network_key(spec, depth=False)
+    if key not in learnt and all(
+        key != network_key(c, depth=False) for c in chosen):
       chosen.append(spec)
   return chosen
 
@@ -139,17 +178,26 @@ def test_every_original_name_is_built_or_says_why_not(dataset):
       registry.get_model(name, dataset)
 
 
-def test_only_same_networks_share_a_training_run():
-  """Every registered network trains here or in test_every_model_learns,
-  and only another name for one network is left out."""
-  trained = learnt_networks() + [network_key(s) for s in SPECS]
-  assert all(network_key(s) in trained for s in registry.all_specs())
+def test_only_the_same_code_shares_a_training_run():
+  """Every registered network, or a shallower one of its code, trains here
+  or in test_every_model_learns; only another name or depth of one network
+  is left out, and the shallowest depth is the one trained."""
+  trained = learnt_networks(depth=False) + [network_key(s, depth=False)
+                                            for s in SPECS]
+  assert all(network_key(s, depth=False) in trained
+             for s in registry.all_specs())
   names = {s.name for s in SPECS if s.dataset == registry.IMAGENET}
-  assert 'official_resnet200_v2' in names
-  # Learnt there, so not trained again here (nor under its other name).
-  assert not {'mobilenet', 'mobilenet_v1', 'mobilenet_v2',
-              'official_resnet18'} & names
+  assert {'resnet50', 'official_resnet50', 'official_resnet50_v2',
+          'official_resnet18_v2', 'densenet121', 'nasnetlarge'} <= names
+  # Deeper twins, and twins of the networks learnt there, are left out.
+  assert not {'resnet152', 'official_resnet200_v2', 'official_resnet34',
+              'densenet201', 'vgg19', 'mobilenet', 'official_resnet18'} & names
+  cifar = {s.name for s in SPECS if s.dataset == registry.CIFAR10}
+  assert cifar == {'densenet100_k24'}  # its growth rate is its own
+  # Pre-activation, a bottleneck, a projection shortcut: each its own code.
+  for twin in ('official_resnet50', 'official_resnet50_v2'):
+    assert network_key(registry.get_model('resnet50'), depth=False) != \
+        network_key(registry.get_model(twin), depth=False)
   # One of each pair of names for one network.
   assert len({'official_resnet50', 'resnet50_v1.5'} & names) == 1
-  assert len({'official_resnet101_v2', 'resnet101_v2'} & names) == 1
-  assert len({'official_resnet101', 'resnet101'} & names) == 2  # v1.5, v1
+  assert len({'official_resnet50_v2', 'resnet50_v2'} & names) == 1

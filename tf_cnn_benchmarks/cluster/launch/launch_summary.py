@@ -85,7 +85,8 @@ def first_failure_of(tasks):
   task cut off finds every peer unreachable and names one of them, while
   each of the others names it. So the task named by the most failed tasks
   is the cause (a tie keeps the earliest one's word: from inside, two
-  tasks cut from each other look alike).
+  tasks cut from each other look alike, unless one of them has no route
+  of its own, and then it names itself: peer_failures.cut_off).
   """
   failed = sorted((t for t in tasks if t.failed()),
                   key=lambda t: t.exited_at)
