@@ -300,3 +300,25 @@ def test_the_record_says_how_busy_the_machine_was_and_the_cpu_per_image():
 def _spin():
   while True:
     pass
+
+
+_KERAS_PROBE = r'''
+import sys
+from tf_cnn_benchmarks.process import logs
+assert logs.load_tensorflow(int(sys.argv[1]))
+print('keras' in sys.modules)
+import tensorflow as tf
+print(tf.keras.layers.Dense(3)(tf.ones([1, 2])).shape)
+'''
+
+
+@pytest.mark.parametrize('verbosity', [0, 2])
+def test_tensorflow_loads_without_keras_which_still_loads_when_used(
+    verbosity):
+  """TensorFlow's import skips its eager load of Keras (0.85 s of every
+  process's start: process/keras_skip.py); Keras still works, loaded on
+  first use."""
+  out = subprocess.run([sys.executable, '-c', _KERAS_PROBE, str(verbosity)],
+                       cwd=REPO, capture_output=True, text=True, timeout=120)
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.split('\n')[:2] == ['False', '(1, 3)'], out.stdout

@@ -1,2 +1,3 @@
 """What the process sets before TensorFlow loads: its logging, OpenMP
-variables, glibc malloc settings."""
+variables, glibc malloc settings; and TensorFlow's import itself, without
+its eager load of Keras."""

@@ -8,6 +8,8 @@ import logging
 import os
 import warnings
 
+from tf_cnn_benchmarks.process import keras_skip
+
 # --verbosity -> TF_CPP_MIN_LOG_LEVEL (0 all, 1 no INFO, 2 no WARNING).
 _CPP_LEVEL = {0: '2', 1: '1', 2: '0'}
 
@@ -66,7 +68,8 @@ def import_tensorflow_quietly(verbosity):
   the import; if the import fails, what was captured is shown.
   """
   if verbosity >= 2:
-    import tensorflow  # pylint: disable=g-import-not-at-top,unused-import
+    with keras_skip.skipping_keras_eager_load():
+      import tensorflow  # pylint: disable=g-import-not-at-top,unused-import
     return
   import sys  # pylint: disable=g-import-not-at-top
   import tempfile  # pylint: disable=g-import-not-at-top
@@ -75,7 +78,8 @@ def import_tensorflow_quietly(verbosity):
   with tempfile.TemporaryFile(mode='w+b') as captured:
     os.dup2(captured.fileno(), 2)
     try:
-      import tensorflow  # pylint: disable=g-import-not-at-top,unused-import,redefined-outer-name
+      with keras_skip.skipping_keras_eager_load():
+        import tensorflow  # pylint: disable=g-import-not-at-top,unused-import,redefined-outer-name
     except BaseException:
       os.dup2(saved, 2)
       captured.seek(0)
