@@ -109,8 +109,8 @@ def cut_off(own_label, label, address, reason, own_error=None):
       'link is down or its routes are gone, so %s is the task cut off, not '
       '%s%s.' % (own_label, label, address, reason, own_label, label, seen),
       own_label,
-      'Check this host\'s network interface and routes (`ip link`, '
-      '`ip route`).')
+      'Check the network interface and routes of %s\'s host (`ip link`, '
+      '`ip route`).' % own_label)
 
 
 def lost_peer(label, address, reason, own_error=None, own_label=None):
