@@ -86,3 +86,10 @@ def test_the_check_fails_naming_each_survivor_and_each_rotten_text(
   assert 'Mutation check:' not in out  # nothing ran
   assert check.main(['--breakages', 'some_breakages', '--root', root,
                      '--only', 'caught']) == 0
+
+
+def test_every_breakage_of_the_list_still_matches_the_code():
+  """The real list, checked in the suite (seconds) rather than only when
+  the mutation check starts, after the suite: a change that moves a
+  breakage's text is then caught by the test it changed with."""
+  assert check.rotten(check.load('tests.mutations.breakages')) == []
