@@ -18,47 +18,44 @@ from tests.driver_helpers import run_quietly
 from tests.models import test_every_model_learns as learns
 
 
-def network_key(spec, depth=True):
-  """What a spec builds: names with the same key train the same graph.
-  With ``depth=False``, names with the same key run the same code, at
-  different depths (without_depth)."""
+def split_depth(config):
+  """(the configuration with its depth taken out, the depth) of a builder's
+  argument: a ResNet's blocks per stage, a DenseNet's layers per dense
+  block, a VGG's convolutions per stage (0 for any other argument). What
+  is left (widths, strides, bottlenecks, pre-activation, shortcuts, the
+  stem) picks the code the network runs."""
+  if isinstance(config, resnet.ResNetConfig):
+    return (dataclasses.replace(config, stages=tuple(
+        dataclasses.replace(stage, blocks=0) for stage in config.stages)),
+            sum(stage.blocks for stage in config.stages))
+  if isinstance(config, densenet.DenseNetConfig):
+    return (dataclasses.replace(config, block_layers=len(config.block_layers)),
+            sum(config.block_layers))
+  if isinstance(config, list):  # VGG: the widths of each stage's convolutions
+    return ([sorted(set(stage)) for stage in config],
+            sum(len(stage) for stage in config))
+  return config, 0
+
+
+def code_key(spec):
+  """What code a spec runs: names with the same key build the same network
+  (aliases) or the same network at another depth (split_depth)."""
   build = spec.build
   if isinstance(build, functools.partial):
-    args = build.args if depth else tuple(map(without_depth, build.args))
-    build = (build.func, args, tuple(sorted(build.keywords.items())))
+    build = (build.func, tuple(split_depth(a)[0] for a in build.args),
+             tuple(sorted(build.keywords.items())))
   return spec.dataset, spec.image_size, build
-
-
-def without_depth(config):
-  """A builder's configuration with its depth taken out: a ResNet's blocks
-  per stage, a DenseNet's layers per dense block, a VGG's convolutions per
-  stage. What is left (widths, strides, bottlenecks, pre-activation,
-  shortcuts, the stem) picks the code the network runs."""
-  if isinstance(config, resnet.ResNetConfig):
-    return dataclasses.replace(config, stages=tuple(
-        dataclasses.replace(stage, blocks=0) for stage in config.stages))
-  if isinstance(config, densenet.DenseNetConfig):
-    return dataclasses.replace(config, block_layers=len(config.block_layers))
-  if isinstance(config, list):  # VGG: the widths of each stage's convolutions
-    return [sorted(set(stage)) for stage in config]
-  return config
 
 
 def depth(spec):
   """Layers (blocks) the spec's configuration stacks; 0 when it has none."""
-  for config in getattr(spec.build, 'args', ()):
-    if isinstance(config, resnet.ResNetConfig):
-      return sum(stage.blocks for stage in config.stages)
-    if isinstance(config, densenet.DenseNetConfig):
-      return sum(config.block_layers)
-    if isinstance(config, list):
-      return sum(len(stage) for stage in config)
-  return 0
+  return sum(split_depth(a)[1] for a in getattr(spec.build, 'args', ()))
 
 
-def learnt_networks(depth=True):
-  """The keys of the networks models/test_every_model_learns.py trains."""
-  return [network_key(registry.get_model(model, dataset), depth)
+def learnt_networks():
+  """The code keys of the networks models/test_every_model_learns.py
+  trains."""
+  return [code_key(registry.get_model(model, dataset))
           for _, model, dataset, _ in learns.FAMILIES]
 
 
@@ -75,12 +72,11 @@ def one_spec_per_network():
   steps (builder, variables, loss, gradients and update; the driver's loop
   around them is the same for every model): they and their deeper twins
   are left to it."""
-  learnt = learnt_networks(depth=False)
+  learnt = learnt_networks()
   chosen = []  # compared with ==: some configurations hold lists
   for spec in sorted(registry.all_specs(), key=depth):
-    key = network_key(spec, depth=False)
-    if key not in learnt and all(
-        key != network_key(c, depth=False) for c in chosen):
+    key = code_key(spec)
+    if key not in learnt and all(key != code_key(c) for c in chosen):
       chosen.append(spec)
   return chosen
 
@@ -182,10 +178,8 @@ def test_only_the_same_code_shares_a_training_run():
   """Every registered network, or a shallower one of its code, trains here
   or in test_every_model_learns; only another name or depth of one network
   is left out, and the shallowest depth is the one trained."""
-  trained = learnt_networks(depth=False) + [network_key(s, depth=False)
-                                            for s in SPECS]
-  assert all(network_key(s, depth=False) in trained
-             for s in registry.all_specs())
+  trained = learnt_networks() + [code_key(s) for s in SPECS]
+  assert all(code_key(s) in trained for s in registry.all_specs())
   names = {s.name for s in SPECS if s.dataset == registry.IMAGENET}
   assert {'resnet50', 'official_resnet50', 'official_resnet50_v2',
           'official_resnet18_v2', 'densenet121', 'nasnetlarge'} <= names
@@ -196,8 +190,8 @@ def test_only_the_same_code_shares_a_training_run():
   assert cifar == {'densenet100_k24'}  # its growth rate is its own
   # Pre-activation, a bottleneck, a projection shortcut: each its own code.
   for twin in ('official_resnet50', 'official_resnet50_v2'):
-    assert network_key(registry.get_model('resnet50'), depth=False) != \
-        network_key(registry.get_model(twin), depth=False)
+    assert code_key(registry.get_model('resnet50')) != \
+        code_key(registry.get_model(twin))
   # One of each pair of names for one network.
   assert len({'official_resnet50', 'resnet50_v1.5'} & names) == 1
   assert len({'official_resnet50_v2', 'resnet50_v2'} & names) == 1
