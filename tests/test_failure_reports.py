@@ -209,6 +209,41 @@ def test_the_side_of_a_partition_with_no_route_of_its_own_names_itself():
     assert launch_summary.first_failure_of(tasks).label == 'worker1', first
 
 
+_ROOT_CAUSE_FROM_WORKER1 = r'''
+import json, sys
+import tensorflow as tf
+from tf_cnn_benchmarks.cluster.task import progress_board
+from tf_cnn_benchmarks.cluster.watch import root_cause
+graph = tf.Graph()
+with graph.as_default():
+  board = progress_board.ProgressBoard('/cpu:0', 2, 1)
+with tf.compat.v1.Session(graph=graph) as sess:
+  sess.run(board.initializer)
+  ending = root_cause.find(sess, board, ['worker0', 'worker1'], 1,
+                           {'worker0': sys.argv[1]},
+                           tf.errors.UnavailableError(None, None, 'Socket closed'))
+print(json.dumps([ending.status, ending.failure]))
+'''
+
+
+def test_the_root_cause_search_of_a_task_cut_off_names_itself():
+  """The other way a task learns it lost a peer: a step's secondary error,
+  whose root-cause search (root_cause.find, not the watchdog's prober)
+  must also tell the search's own task, so that the task cut off names
+  itself. Run as worker1 (index 1 of the board's labels) in a network
+  namespace with no routes; a real local board with no notes."""
+  tools.require_root('a network namespace of its own')
+  unshare = tools.require_command('unshare', 'apt-get install -y util-linux')
+  cut = subprocess.run(
+      [unshare, '--net', sys.executable, '-c', _ROOT_CAUSE_FROM_WORKER1,
+       '127.0.0.2:9'], capture_output=True, text=True, cwd=REPO, timeout=90,
+      check=True)
+  status, own = json.loads(cut.stdout.splitlines()[-1])
+  assert (status, own['type'], own['task']) == (
+      'unreachable', peer_failures.CUT_OFF, 'worker1'), cut.stdout
+  assert 'Socket closed' in own['message'], own
+
+
 def test_signal_deaths_are_explained():
   assert 'out-of-memory killer' in peer_failures.killed_by_signal(
       'worker3', signal.SIGKILL)

@@ -162,6 +162,14 @@ BREAKAGES = (
          'names_itself',),
         'guarantee 2: the task cut off by a partition names its healthy peer'),
     Breakage(
+        'root_cause_cut_off_names_its_peer',
+        'tf_cnn_benchmarks/cluster/watch/root_cause.py',
+        '          labels[own_index]))',
+        '          None))',
+        (_REPORTS + 'test_the_root_cause_search_of_a_task_cut_off_names_'
+         'itself',),
+        'guarantee 2: a cut-off task whose step failed first names its peer'),
+    Breakage(
         'g3_stalled_exits_1',
         'tf_cnn_benchmarks/liveness/endings.py',
         'STALLED: exit_codes.STALLED,',
