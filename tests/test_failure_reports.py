@@ -317,6 +317,43 @@ def test_a_client_that_answered_then_refuses_is_gone(monkeypatch):
   assert watch.lost('worker0')[0] == 'failed'
 
 
+_PS_LEAVING_WORDS = r'''
+import json, sys
+from tf_cnn_benchmarks.cluster.task import serving_task
+watch = serving_task.ClientWatch({'worker0': sys.argv[1], 'worker1': sys.argv[1]},
+                                 600, None)
+lost = {label: ('unreachable', 'unreachable for 60 s') for label in watch.clients}
+print(json.dumps(serving_task.leaving_words(lost, watch.cut_off(lost, 'ps0'))))
+'''
+
+
+def test_a_ps_with_no_route_of_its_own_says_it_is_the_one_cut_off():
+  """A serving task whose clients all went silent says they are
+  unreachable, unless its own host has no route to them: then its link is
+  down and it names itself, as a worker does. The cut side runs in a
+  network namespace with no routes (end to end: test_partition.py's
+  partition that never heals, where the ps's link goes down)."""
+  tools.require_root('a network namespace of its own')
+  unshare = tools.require_command('unshare', 'apt-get install -y util-linux')
+  address = '127.0.0.2:9'
+  cut = subprocess.run(
+      [unshare, '--net', sys.executable, '-c', _PS_LEAVING_WORDS, address],
+      capture_output=True, text=True, cwd=REPO, timeout=60, check=True)
+  code, words = json.loads(cut.stdout.splitlines()[-1])
+  assert code == exit_codes.UNREACHABLE
+  assert words.startswith(
+      "exiting: ps0's host has no route to worker0 at 127.0.0.2:9"), words
+  assert 'so ps0 is the task cut off, not worker0.' in words, words
+  assert '`ip route`' in words and 'worker1 unreachable for 60 s' in words
+  # With a route here, the clients are the ones unreachable.
+  watch = serving_task.ClientWatch({'worker0': address}, 600, None)
+  lost = {'worker0': ('unreachable', 'unreachable for 60 s')}
+  assert watch.cut_off(lost, 'ps0') is None
+  assert serving_task.leaving_words(lost, None) == (
+      exit_codes.UNREACHABLE, 'exiting: worker0 unreachable; waited as long '
+      'as a worker would (worker0 unreachable for 60 s)')
+
+
 def test_wait_for_names_each_missing_task_with_its_reason():
   with socket.socket() as s:
     s.bind(('127.0.0.1', 0))

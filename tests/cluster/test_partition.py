@@ -173,6 +173,9 @@ def test_a_partition_that_never_heals_is_reported_as_one_by_every_task(
   assert 'network partition' in out['ps0'], out['ps0']
   assert 'not a crash' in out['ps0'], out['ps0']
   assert 'crashed' not in out['ps0'], out['ps0']
+  # Its own link is the one down: it names itself, as the workers name it.
+  assert ("ps0: exiting: ps0's host has no route to worker0 " in out['ps0']
+          and 'so ps0 is the task cut off' in out['ps0']), out['ps0']
   # Every task spans two hosts: each warns once that its server is open.
   for label in out:
     assert out[label].count('trusted network only') == 1, out[label]

@@ -170,6 +170,14 @@ BREAKAGES = (
          'itself',),
         'guarantee 2: a cut-off task whose step failed first names its peer'),
     Breakage(
+        'cut_off_ps_names_its_clients',
+        'tf_cnn_benchmarks/cluster/task/serving_task.py',
+        '          reachability.no_route_from_here(self.clients[label])):',
+        '          False):',
+        (_REPORTS + 'test_a_ps_with_no_route_of_its_own_says_it_is_the_one_'
+         'cut_off',),
+        'guarantee 2: a ps whose own link is down blames its clients'),
+    Breakage(
         'g3_stalled_exits_1',
         'tf_cnn_benchmarks/liveness/endings.py',
         'STALLED: exit_codes.STALLED,',

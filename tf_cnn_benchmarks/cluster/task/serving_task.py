@@ -107,14 +107,31 @@ class ClientWatch:
           peer_failures.PARTITION_WORDS)
     return None
 
+  def cut_off(self, lost, own_label):
+    """peer_failures.cut_off's failure when this host has no route to a
+    client lost as unreachable, else None: then this task's own link is
+    down and it is the one cut off, as a worker in its place says
+    (peer_failures.lost_peer), not its clients."""
+    for label in sorted(lost):
+      if (lost[label][0] == endings.UNREACHABLE and
+          reachability.no_route_from_here(self.clients[label])):
+        return peer_failures.cut_off(own_label, label, self.clients[label],
+                                     self.reasons.get(label))
+    return None
 
-def leaving_words(lost):
+
+def leaving_words(lost, cut_off=None):
   """(exit code, words) of a serving task whose every pending client is
-  lost; ``lost``: {label: (status, why)} from ClientWatch.lost."""
+  lost; ``lost``: {label: (status, why)} from ClientWatch.lost;
+  ``cut_off``: ClientWatch.cut_off's failure, if any."""
   unreachable = sorted(label for label, (status, _) in lost.items()
                        if status == endings.UNREACHABLE)
   details = '; '.join('%s %s' % (label, why)
                       for label, (_, why) in sorted(lost.items()))
+  if cut_off:
+    return exit_codes.UNREACHABLE, (
+        'exiting: %s %s Waited as long as a worker would (%s).' % (
+            cut_off['message'], cut_off['hint'], details))
   if unreachable:
     return exit_codes.UNREACHABLE, (
         'exiting: %s unreachable; waited as long as a worker would (%s)' % (
@@ -250,7 +267,7 @@ def serve(params, role):
     watch.probe(pending)
     lost = {label: watch.lost(label) for label in pending}
     if all(lost.values()):
-      code, words = leaving_words(lost)
+      code, words = leaving_words(lost, watch.cut_off(lost, role.task_name))
       _say(role, words)
       return code
     time.sleep(POLL_SECONDS)
