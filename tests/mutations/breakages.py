@@ -357,6 +357,14 @@ BREAKAGES = (
          '[collective_all_reduce]',),
         "the tf2 engine sums its replicas' gradients"),
     Breakage(
+        'tf2_momentum_never_moves',
+        'tf_cnn_benchmarks/engine_tf2/optimizer.py',
+        'accum=slot.handle, lr=lr, grad=grad,',
+        'accum=slot.handle, lr=lr * 0, grad=grad,',
+        (_MODES + 'test_tf2_parameter_server_momentum_over_two_ps_tasks',),
+        "the tf2 engine's momentum updates leave the variables where they "
+        'were'),
+    Breakage(
         'architecture_layer_broken',
         'tf_cnn_benchmarks/liveness/phases.py',
         'import contextlib\nimport dataclasses\n',
