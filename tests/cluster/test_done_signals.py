@@ -1,4 +1,5 @@
-"""A serving task takes only its own clients' signals.
+"""A serving task takes only its own clients' signals, and no silent task
+holds up a client's signals or its exit note for more than one bound.
 
 Its done queue is a TensorFlow queue on its server: anyone who reaches the
 server can push to it. A pair of an unknown kind or client index was once
@@ -10,11 +11,13 @@ comes, and this test's own session pushes to its queue.
 import inspect
 import threading
 import time
+import types
 
 import pytest
 import tensorflow as tf
 
 from tests.cluster import helpers
+from tf_cnn_benchmarks.cluster import deadlines
 from tf_cnn_benchmarks.cluster import roles
 from tf_cnn_benchmarks.cluster.task import done_signals
 
@@ -140,3 +143,42 @@ def test_both_engines_senders_take_what_a_hurried_exit_passes():
   assert not done_signals.chosen('/job:ps/task:1', skip='/job:ps/task:1')
   assert done_signals.chosen('/job:ps/task:1',
                              skip='/job:ps/task:0/device:CPU:0')
+
+
+def test_calls_at_once_share_one_deadline():
+  """Three calls that never return (a signal's first run on a frozen task
+  registers its graph there with no deadline) cost one bound, not three:
+  each thread was once waited for in turn, its own second past the call's
+  deadline."""
+  never = threading.Event()
+  started = time.monotonic()
+  finished = deadlines.at_once([never.wait] * 3, timeout_ms=500)
+  took = time.monotonic() - started
+  assert not finished
+  # One bound is 1.5 s; waiting in turn would take 4.5 s.
+  assert 1.4 < took < 3.0, took
+  assert deadlines.at_once([lambda: None] * 3, timeout_ms=500)
+
+
+@pytest.mark.timeout(15)
+def test_an_exit_note_the_board_never_takes_holds_up_nobody(monkeypatch):
+  """_leave_note's post is often its session's first write to the board;
+  a board host that never answers it (no deadline on the registration)
+  held the task until the stall end, or for good with --stall_timeout=0.
+  It waits one bound, then the task goes on leaving."""
+  from tf_cnn_benchmarks.cluster.task import runtime  # pylint: disable=g-import-not-at-top
+  never = threading.Event()
+  posted = []
+
+  class _FrozenBoard:
+
+    def post_note(self, sess, index, note, timeout_ms):
+      posted.append((index, note, timeout_ms))
+      never.wait()
+
+  monkeypatch.setattr(deadlines, 'RPC_TIMEOUT_MS', 300)
+  task = types.SimpleNamespace(board=_FrozenBoard(), client_index=1)
+  started = time.monotonic()
+  runtime.ClusterRuntime._leave_note(task, None, {'status': 'failed'})  # pylint: disable=protected-access
+  assert time.monotonic() - started < 3.0
+  assert posted == [(1, {'status': 'failed'}, 300)]

@@ -170,6 +170,23 @@ BREAKAGES = (
          'itself',),
         'guarantee 2: a cut-off task whose step failed first names its peer'),
     Breakage(
+        'at_once_waits_in_turn',
+        'tf_cnn_benchmarks/cluster/deadlines.py',
+        '    thread.join(max(0.0, deadline - time.monotonic()))',
+        '    thread.join(timeout_ms / 1000.0 + 1.0)',
+        ('tests/cluster/test_done_signals.py::test_calls_at_once_share_one_'
+         'deadline',),
+        'guarantee 1: N silent serving tasks cost a leaving task N bounds'),
+    Breakage(
+        'exit_note_waits_for_ever',
+        'tf_cnn_benchmarks/cluster/task/runtime.py',
+        '    deadlines.at_once([post], deadlines.RPC_TIMEOUT_MS)',
+        '    post()',
+        ('tests/cluster/test_done_signals.py::test_an_exit_note_the_board_'
+         'never_takes_holds_up_nobody',),
+        "guarantee 1: an exit note the board's host never takes holds the "
+        'task'),
+    Breakage(
         'cut_off_ps_names_its_clients',
         'tf_cnn_benchmarks/cluster/task/serving_task.py',
         '          reachability.no_route_from_here(self.clients[label])):',
@@ -892,9 +909,9 @@ BREAKAGES = (
         "(another host's next run refuses)"),
     Breakage(
         'done_signals_one_at_a_time',
-        'tf_cnn_benchmarks/cluster/task/done_signals.py',
-        '  for thread in sending:\n    thread.start()\n',
-        '  for thread in sending:\n    thread.start()\n    thread.join()\n',
+        'tf_cnn_benchmarks/cluster/deadlines.py',
+        '  for thread in threads:\n    thread.start()\n',
+        '  for thread in threads:\n    thread.start()\n    thread.join()\n',
         ('tests/cluster/test_done_signals.py::test_a_cut_off_serving_task_'
          'holds_up_no_other_done_signal',),
         'done signals go to the serving tasks one at a time: a cut-off ps0 '

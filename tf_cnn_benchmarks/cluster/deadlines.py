@@ -4,6 +4,7 @@ No TensorFlow at import: roles.py decides a task's step deadline, and the
 launcher its grace after a failure, before (or without) loading TensorFlow.
 """
 
+import threading
 import time
 
 # A step may take this much longer than --stall_timeout plus the shutdown
@@ -57,6 +58,24 @@ def lost_peer_end_seconds(params):
   if stall_end is None:
     return _PROBES_ONLY_SECONDS
   return stall_end + _ENDING_MARGIN_SECONDS
+
+
+def at_once(calls, timeout_ms):
+  """Runs each of ``calls`` in a thread of its own and waits for them all
+  until one shared deadline, a second past ``timeout_ms`` (each call is
+  meant to be bounded by it itself). A call still running then is left to
+  end in its daemon thread: a TensorFlow call that is the first of its
+  graph on a task registers that graph there first, with no deadline of
+  its own, and a frozen task never answers. Waiting for the threads one
+  after another would let N silent tasks cost N deadlines. Returns whether
+  every call finished."""
+  threads = [threading.Thread(target=call, daemon=True) for call in calls]
+  for thread in threads:
+    thread.start()
+  deadline = time.monotonic() + timeout_ms / 1000.0 + 1.0
+  for thread in threads:
+    thread.join(max(0.0, deadline - time.monotonic()))
+  return not any(thread.is_alive() for thread in threads)
 
 
 def bounded(timeout_ms):

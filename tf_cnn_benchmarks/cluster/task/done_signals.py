@@ -13,8 +13,6 @@ miss a client's whole life: a trivial model starts, steps and may be killed
 within two seconds. Its arrival is proof it started that no probe can miss.
 """
 
-import threading
-
 import tensorflow as tf
 
 from tf_cnn_benchmarks.cluster import deadlines
@@ -92,20 +90,9 @@ class DoneSignals:
     call waits out ``timeout_ms``, holds up no other's signal (one at a
     time, a cut-off ps0 used up a hurried exit's time and ps1 never heard
     its clients were done)."""
-    at_once([lambda op=op: _run_bounded(sess, op, timeout_ms)
-             for device, op in self._ops[kind]
-             if chosen(device, only, skip)], timeout_ms)
-
-
-def at_once(sends, timeout_ms):
-  """Runs each of ``sends`` (calls bounded by ``timeout_ms`` themselves)
-  in a thread of its own and waits for them, each at most a second past
-  that bound."""
-  sending = [threading.Thread(target=send, daemon=True) for send in sends]
-  for thread in sending:
-    thread.start()
-  for thread in sending:
-    thread.join(timeout_ms / 1000.0 + 1.0)
+    deadlines.at_once([lambda op=op: _run_bounded(sess, op, timeout_ms)
+                       for device, op in self._ops[kind]
+                       if chosen(device, only, skip)], timeout_ms)
 
 
 def chosen(task_device, only=None, skip=None):

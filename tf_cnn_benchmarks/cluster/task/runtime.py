@@ -296,11 +296,18 @@ class ClusterRuntime:
   # -- leaving
 
   def _leave_note(self, sess, note):
-    try:
-      self.board.post_note(sess, self.client_index, note,
-                           deadlines.RPC_TIMEOUT_MS)
-    except tf.errors.OpError:
-      pass  # The board's host is gone; the others find out by themselves.
+    """Posts this task's exit note, waiting at most a second past the
+    call's own deadline: a note is often this session's first write to the
+    board, and TensorFlow registers a graph on the board's host before its
+    first run there with no deadline, so a frozen or cut-off host would
+    hold the task (for good with --stall_timeout=0)."""
+    def post():
+      try:
+        self.board.post_note(sess, self.client_index, note,
+                             deadlines.RPC_TIMEOUT_MS)
+      except tf.errors.OpError:
+        pass  # The board's host is gone; the others find out by themselves.
+    deadlines.at_once([post], deadlines.RPC_TIMEOUT_MS)
 
   def _leave(self, sess, status, run_failure):
     """Leaving in a hurry (liveness/run_exit.py): the note, then done to
@@ -374,9 +381,8 @@ class ClusterRuntime:
                       root.failure['type'] == peer_failures.CUT_OFF)
         if not unreadable:
           # (A note to a frozen or cut-off board's host, or from this task
-          # when it is the one cut off, would wait for ever: a write this
-          # session never made before registers its graph there first,
-          # with no deadline. Nobody could read it.)
+          # when it is the one cut off, would wait out _leave_note's whole
+          # bound, and nobody could read it.)
           self._leave_note(sess, {'status': root.status,
                                   'failure': root.failure})
       elif step_repeats.is_refused_copy(exc):

@@ -423,10 +423,10 @@ class _DoneSenders:
                 ops[kind], options=deadlines.bounded(timeout_ms))
       except tf.errors.OpError:
         pass  # Gone meanwhile: it notices our absence by itself.
-    done_signals.at_once([lambda task=task: tell(*task)
-                          for task in self._tasks
-                          if done_signals.chosen(task[1], only, skip)],
-                         timeout_ms)
+    deadlines.at_once([lambda task=task: tell(*task)
+                       for task in self._tasks
+                       if done_signals.chosen(task[1], only, skip)],
+                      timeout_ms)
 
 
 def _abort_collectives(message):
