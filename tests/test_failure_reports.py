@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import types
 
 import pytest
@@ -475,6 +476,29 @@ def _task(label, code, exited_at, lines=()):
   task.exited_at = exited_at
   task.lines = list(lines)
   return task
+
+
+def test_the_launcher_confirms_every_remote_task_gone_at_once():
+  """At teardown the launcher asks each remote host, over ssh, to kill
+  its task and say "gone" (up to 30 s each). Asked one after another,
+  three hosts that are slow to answer cost three waits."""
+  reap = [sys.executable, '-c',
+          'import time; time.sleep(2); print("still there")']
+  tasks = []
+  for i in range(3):
+    task = task_processes.RemoteTask(
+        'worker%d' % i, 'worker', 'h:1', [], 'h%d' % i,
+        reap_argv=lambda *a: reap)
+    task.process = _FakeProcess(0)
+    task.remote_pid = 100 + i
+    tasks.append(task)
+  started = time.monotonic()
+  unconfirmed = task_processes.Supervisor(tasks).teardown()
+  took = time.monotonic() - started
+  assert sorted(unconfirmed) == ['worker0', 'worker1', 'worker2']
+  assert "ssh to h1 to kill it (pid 101) said: still there" == (
+      unconfirmed['worker1'])
+  assert took < 4.5, took  # one 2 s wait; in turn, 6 s
 
 
 def test_launcher_follows_the_root_cause_line():
