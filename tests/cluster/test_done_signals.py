@@ -154,10 +154,35 @@ def test_calls_at_once_share_one_deadline():
   started = time.monotonic()
   finished = deadlines.at_once([never.wait] * 3, timeout_ms=500)
   took = time.monotonic() - started
+  never.set()
   assert not finished
   # One bound is 1.5 s; waiting in turn would take 4.5 s.
   assert 1.4 < took < 3.0, took
   assert deadlines.at_once([lambda: None] * 3, timeout_ms=500)
+
+
+class _SlowBoard:
+  """A board whose first post waits for ``release`` (until then, a host
+  that never takes the note) or ``seconds``, recording each note as it
+  lands; later posts land at once."""
+
+  def __init__(self, seconds=None):
+    self.release = threading.Event()
+    self.seconds = seconds
+    self.landed = []
+    self.calls = 0
+
+  def post_note(self, sess, index, note, timeout_ms):
+    del sess, timeout_ms
+    self.calls += 1
+    if self.calls == 1:
+      self.release.wait(self.seconds)
+    self.landed.append((index, note))
+
+
+def _leaving_task(board):
+  return types.SimpleNamespace(board=board, client_index=1,
+                               _note_lock=threading.Lock())
 
 
 @pytest.mark.timeout(15)
@@ -165,20 +190,25 @@ def test_an_exit_note_the_board_never_takes_holds_up_nobody(monkeypatch):
   """_leave_note's post is often its session's first write to the board;
   a board host that never answers it (no deadline on the registration)
   held the task until the stall end, or for good with --stall_timeout=0.
-  It waits one bound, then the task goes on leaving."""
+  It waits one bound, then the task goes on leaving; a note posted in
+  time is on the board when it returns (done to the board's host follows
+  it), and a later note never lands before an earlier one still on its
+  way."""
   from tf_cnn_benchmarks.cluster.task import runtime  # pylint: disable=g-import-not-at-top
-  never = threading.Event()
-  posted = []
-
-  class _FrozenBoard:
-
-    def post_note(self, sess, index, note, timeout_ms):
-      posted.append((index, note, timeout_ms))
-      never.wait()
-
+  leave_note = runtime.ClusterRuntime._leave_note  # pylint: disable=protected-access
   monkeypatch.setattr(deadlines, 'RPC_TIMEOUT_MS', 300)
-  task = types.SimpleNamespace(board=_FrozenBoard(), client_index=1)
+  frozen = _SlowBoard()
+  task = _leaving_task(frozen)
   started = time.monotonic()
-  runtime.ClusterRuntime._leave_note(task, None, {'status': 'failed'})  # pylint: disable=protected-access
+  assert not leave_note(task, None, {'status': 'failed', 'provisional': True})
   assert time.monotonic() - started < 3.0
-  assert posted == [(1, {'status': 'failed'}, 300)]
+  assert not leave_note(task, None, {'status': 'failed'})
+  frozen.release.set()  # the host answers at last: both land, in order
+  waited = time.monotonic()
+  while len(frozen.landed) < 2 and time.monotonic() - waited < 5:
+    time.sleep(0.05)
+  assert frozen.landed == [(1, {'status': 'failed', 'provisional': True}),
+                           (1, {'status': 'failed'})]
+  slow = _SlowBoard(seconds=0.3)
+  assert leave_note(_leaving_task(slow), None, {'status': 'ok'})
+  assert slow.landed == [(1, {'status': 'ok'})]

@@ -249,6 +249,10 @@ class RemoteTask(Task):
         (out.stdout + out.stderr).strip() or 'exit %d' % out.returncode)
 
 
+# Remote tasks the teardown asks about at once (see Supervisor.teardown).
+_CONFIRMING_AT_ONCE = 8
+
+
 class Supervisor:
   """Runs the tasks as children until the run ends, then stops them all."""
 
@@ -380,10 +384,14 @@ class Supervisor:
     for task in self.tasks:
       if task.reader:
         task.reader.join(timeout=2)
-    # Each remote confirmation is an ssh call of up to 30 s: asked all at
-    # once, hosts that do not answer cost one wait, not one each.
+    # Each remote confirmation is an ssh call of up to 30 s: asked at once,
+    # hosts that do not answer cost one wait, not one each. At most
+    # _CONFIRMING_AT_ONCE connections at a time: sshd drops new ones past
+    # its MaxStartups (10 unauthenticated, by default), and many tasks may
+    # share one host.
     started = [t for t in self.tasks if t.process]
-    with concurrent.futures.ThreadPoolExecutor(max(1, len(started))) as pool:
+    with concurrent.futures.ThreadPoolExecutor(
+        max(1, min(len(started), _CONFIRMING_AT_ONCE))) as pool:
       whys = list(pool.map(lambda task: task.confirm_gone(), started))
     return {task.label: why for task, why in zip(started, whys) if why}
 

@@ -73,6 +73,9 @@ class ClusterRuntime:
     self._board_host = None  # its label, e.g. worker0
     self.labels, self.client_index = [], None
     self._board_in_step = True
+    # Notes reach the board in the order they were left (a provisional
+    # note whose post overran its bound must not land after the final one).
+    self._note_lock = threading.Lock()
     self._hosts_board = False  # this task hosts the board (wire_graph)
 
   @property
@@ -300,18 +303,23 @@ class ClusterRuntime:
     call's own deadline: a note is often this session's first write to the
     board, and TensorFlow registers a graph on the board's host before its
     first run there with no deadline, so a frozen or cut-off host would
-    hold the task (for good with --stall_timeout=0)."""
+    hold the task (for good with --stall_timeout=0). Returns whether the
+    post ended; one that did not is left to land, or not, on its own."""
     def post():
-      try:
-        self.board.post_note(sess, self.client_index, note,
-                             deadlines.RPC_TIMEOUT_MS)
-      except tf.errors.OpError:
-        pass  # The board's host is gone; the others find out by themselves.
-    deadlines.at_once([post], deadlines.RPC_TIMEOUT_MS)
+      with self._note_lock:
+        try:
+          self.board.post_note(sess, self.client_index, note,
+                               deadlines.RPC_TIMEOUT_MS)
+        except tf.errors.OpError:
+          pass  # The board's host is gone; the others find out themselves.
+    return deadlines.at_once([post], deadlines.RPC_TIMEOUT_MS)
 
   def _leave(self, sess, status, run_failure):
     """Leaving in a hurry (liveness/run_exit.py): the note, then done to
-    the board's host (done first could let it leave before the note).
+    the board's host (done first could let it leave before the note; a
+    note its host has not taken within _leave_note's bound is left behind,
+    and done follows anyway: without it that host would wait for this
+    task until its port closes, and then say it left without a word).
     Every other serving task hears done at once, beside the note: a board
     host cut off makes the note wait out its RPC deadline, past the
     hurried exit's LEAVING_SECONDS, and those tasks then never heard it
