@@ -955,15 +955,6 @@ BREAKAGES = (
         ('tests/cluster/test_root_cause_frozen.py::test_a_peer_that_answers_'
          'by_the_end_of_the_wait_is_not_named',),
         'a peer slow to answer once is blamed as frozen'),
-    Breakage(
-        'note_to_a_frozen_board_host',
-        'tf_cnn_benchmarks/cluster/task/runtime.py',
-        "        if not unreadable:",
-        "        if True:",
-        ('tests/cluster/test_faults_mid_run.py::test_a_board_host_frozen_'
-         'between_steps_is_named_as_the_stall',),
-        "a task whose board's host froze writes its note there and waits "
-        "for ever (the watchdog ends it, --stall_shutdown_timeout late)"),
     # --- Issue #27's statistics and runner (README "How small a slowdown
     # can compare see?", docs/claims.md R56-R58, R78).
     Breakage(
