@@ -159,6 +159,21 @@ def test_a_lost_peer_is_gone_or_unreachable_by_its_probe_alone():
 
 
 # worker1's watchdog, once worker0 (at argv[1]) stops answering its probes.
+_NO_ROUTE_TO = '127.0.0.2:9'
+
+
+def _run_with_no_routes(script):
+  """The JSON that ``script`` prints last, run with _NO_ROUTE_TO as its
+  argument in a network namespace of its own, which has no routes: the
+  host of a task whose own link is down."""
+  tools.require_root('a network namespace of its own')
+  unshare = tools.require_command('unshare', 'apt-get install -y util-linux')
+  cut = subprocess.run(
+      [unshare, '--net', sys.executable, '-c', script, _NO_ROUTE_TO],
+      capture_output=True, text=True, cwd=REPO, timeout=90, check=True)
+  return json.loads(cut.stdout.splitlines()[-1])
+
+
 _LOST_PEER_FROM_WORKER1 = r'''
 import json, sys
 from tf_cnn_benchmarks.cluster.watch import peer_prober
@@ -176,22 +191,15 @@ def test_the_side_of_a_partition_with_no_route_of_its_own_names_itself():
   one cut off and names itself; with a route, the peer is named. The cut
   side is worker1's prober run in a network namespace of its own, which
   has no routes (the wiring in a real cluster: test_partition.py)."""
-  tools.require_root('a network namespace of its own')
-  unshare = tools.require_command('unshare', 'apt-get install -y util-linux')
-  address = '127.0.0.2:9'
-  cut = subprocess.run(
-      [unshare, '--net', sys.executable, '-c', _LOST_PEER_FROM_WORKER1,
-       address], capture_output=True, text=True, cwd=REPO, timeout=60,
-      check=True)
+  status, own = _run_with_no_routes(_LOST_PEER_FROM_WORKER1)
   # Here this host has a route there (the loopback; a UDP connect sends
   # nothing), so a peer that does not answer is the one lost.
-  status, lost = peer_failures.lost_peer(
-      'worker0', address, 'no answer within 1 s', 'E: x', 'worker1')
-  assert (status, lost['type'], lost['task']) == (
+  route_status, lost = peer_failures.lost_peer(
+      'worker0', _NO_ROUTE_TO, 'no answer within 1 s', 'E: x', 'worker1')
+  assert (route_status, lost['type'], lost['task']) == (
       'unreachable', 'PeerUnreachable', 'worker0')
-  status, own = json.loads(cut.stdout.splitlines()[-1])
   assert (status, own['type'], own['task']) == (
-      'unreachable', peer_failures.CUT_OFF, 'worker1'), cut.stdout
+      'unreachable', peer_failures.CUT_OFF, 'worker1'), own
   assert own['message'] == (
       "worker1's host has no route to worker0 at 127.0.0.2:9 (probe: "
       'network unreachable): its own network link is down or its routes are '
@@ -233,15 +241,9 @@ def test_the_root_cause_search_of_a_task_cut_off_names_itself():
   must also tell the search's own task, so that the task cut off names
   itself. Run as worker1 (index 1 of the board's labels) in a network
   namespace with no routes; a real local board with no notes."""
-  tools.require_root('a network namespace of its own')
-  unshare = tools.require_command('unshare', 'apt-get install -y util-linux')
-  cut = subprocess.run(
-      [unshare, '--net', sys.executable, '-c', _ROOT_CAUSE_FROM_WORKER1,
-       '127.0.0.2:9'], capture_output=True, text=True, cwd=REPO, timeout=90,
-      check=True)
-  status, own = json.loads(cut.stdout.splitlines()[-1])
+  status, own = _run_with_no_routes(_ROOT_CAUSE_FROM_WORKER1)
   assert (status, own['type'], own['task']) == (
-      'unreachable', peer_failures.CUT_OFF, 'worker1'), cut.stdout
+      'unreachable', peer_failures.CUT_OFF, 'worker1'), own
   assert 'Socket closed' in own['message'], own
 
 
@@ -334,20 +336,14 @@ def test_a_ps_with_no_route_of_its_own_says_it_is_the_one_cut_off():
   down and it names itself, as a worker does. The cut side runs in a
   network namespace with no routes (end to end: test_partition.py's
   partition that never heals, where the ps's link goes down)."""
-  tools.require_root('a network namespace of its own')
-  unshare = tools.require_command('unshare', 'apt-get install -y util-linux')
-  address = '127.0.0.2:9'
-  cut = subprocess.run(
-      [unshare, '--net', sys.executable, '-c', _PS_LEAVING_WORDS, address],
-      capture_output=True, text=True, cwd=REPO, timeout=60, check=True)
-  code, words = json.loads(cut.stdout.splitlines()[-1])
+  code, words = _run_with_no_routes(_PS_LEAVING_WORDS)
   assert code == exit_codes.UNREACHABLE
   assert words.startswith(
       "exiting: ps0's host has no route to worker0 at 127.0.0.2:9"), words
   assert 'so ps0 is the task cut off, not worker0.' in words, words
   assert '`ip route`' in words and 'worker1 unreachable for 60 s' in words
   # With a route here, the clients are the ones unreachable.
-  watch = serving_task.ClientWatch({'worker0': address}, 600, None)
+  watch = serving_task.ClientWatch({'worker0': _NO_ROUTE_TO}, 600, None)
   lost = {'worker0': ('unreachable', 'unreachable for 60 s')}
   assert watch.cut_off(lost, 'ps0') is None
   assert serving_task.leaving_words(lost, None) == (
