@@ -34,6 +34,7 @@ from packaging.version import InvalidVersion, Version
 
 from results import detection_power
 from results import injected_runs
+from results import quiet_runs
 from results import stats
 from results.errors import UsageError
 
@@ -517,7 +518,10 @@ def compare_groups(frame, group_by, baseline, candidate,
     row = _compare_one(key, sides[0], sides[1], alpha, min_effect_pct)
     row.lower_is_better = not METRICS[metric][1]
     row.note = _join_notes(injected_runs.note('baseline', sides[0]),
-                           injected_runs.note('candidate', sides[1]), row.note)
+                           injected_runs.note('candidate', sides[1]),
+                           quiet_runs.disturbed_note('baseline', sides[0]),
+                           quiet_runs.disturbed_note('candidate', sides[1]),
+                           row.note)
     rows.append(row)
   level = judge_family(rows, alpha, min_effect_pct) if judged else alpha
   return Comparison(

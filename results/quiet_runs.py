@@ -93,6 +93,26 @@ class NoiseControl:
     return None
 
 
+def shared_the_cpu(run, bound=DEFAULT_MAX_OTHER_CPU_SHARE):
+  """Did other processes take more than ``bound`` of the CPU during this
+  run's timed loop (a compare row: summary.other_cpu_share)?"""
+  share = run.get('summary.other_cpu_share')
+  return isinstance(share, (int, float)) and not math.isnan(share) and (
+      share > bound)
+
+
+def disturbed_note(side, runs):
+  """'candidate: 1 of 10 runs shared the CPU ...' for compare's table, or
+  '': such a run is kept when it still was after its last rerun, or when
+  no runner checked it (a run started by hand), and the table says so."""
+  count = sum(1 for run in runs if shared_the_cpu(run))
+  if not count:
+    return ''
+  return ('%s: %d of %d runs shared the CPU (other processes took over '
+          '%.0f%% of it during the timed loop)' % (
+              side, count, len(runs), 100 * DEFAULT_MAX_OTHER_CPU_SHARE))
+
+
 def _sets(flag_args, name):
   return any(arg == '--' + name or arg.startswith('--%s=' % name)
              for arg in flag_args)

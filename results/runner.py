@@ -110,16 +110,18 @@ def plan_runs(configs, repeat_override=None, label_override=None,
   return interleave(per_config)
 
 
-def interleave(plans):
+def interleave(plans, first_round=0):
   """One list from several (e.g. one plan per TensorFlow version), taking
   a run from each in turn, so versions are compared under the same
   conditions rather than one after the other; in a balanced order (A B,
   B A, A B, ...: quiet_runs.py), so a drift of the machine over the rounds
-  hits every plan alike."""
+  hits every plan alike. first_round: the rounds already run, when these
+  plans go on from them (bisect's top-ups), so the order alternates on."""
   runs = []
   for position in range(max((len(plan) for plan in plans), default=0)):
     this_round = [plan[position] for plan in plans if position < len(plan)]
-    runs.extend(this_round if position % 2 == 0 else this_round[::-1])
+    runs.extend(this_round if (first_round + position) % 2 == 0
+                else this_round[::-1])
   return runs
 
 
@@ -280,6 +282,9 @@ def progress_line(position, total, outcome):
             if outcome.images_per_sec is not None else 'no throughput')
     reruns = (' (run %d times: the machine was busy)' % (outcome.reruns + 1)
               if outcome.reruns else '')
+    if outcome.still_disturbed is not None:
+      reruns += (' (kept though other processes used %.0f%% of the CPU '
+                 'during its timed loop)' % (100 * outcome.still_disturbed))
     return '%s: ok %s in %.1f s%s' % (head, rate, outcome.seconds, reruns)
   return '%s: FAILED %s (log: %s)' % (head, outcome.failure, outcome.log_path)
 
@@ -352,6 +357,12 @@ def _calibrated(runs, noise, run_once, result_dir, stream):
       if step_of[run.name]:
         run = dataclasses.replace(run, flag_args=noise.calibrated_flags(
             run.flag_args, step_of[run.name]))
+    elif noise.target_seconds and run.name not in step_of:
+      # Said, not silent: a suite file's --num_batches (the quick suite's
+      # 30) wins over --target_seconds.
+      step_of[run.name] = None
+      print('calibration of %s: none, its flags set --num_batches (which '
+            'wins over --target_seconds)' % run.name, file=stream, flush=True)
     calibrated.append(run)
   return calibrated
 
@@ -426,14 +437,18 @@ def failure_report(outcomes):
   failed = [o for o in outcomes if not o.ok]
   lines = ['%d of %d runs succeeded' % (len(outcomes) - len(failed),
                                         len(outcomes))]
-  reruns = sum(o.reruns for o in outcomes)
+  rerun = [o for o in outcomes if o.reruns]
   busy = [o for o in outcomes if o.still_disturbed is not None]
-  if reruns or busy:
+  if rerun or busy:
+    # Runs and tries apart: one run tried three times is one run, two
+    # tries set aside.
     lines.append(
-        '%d run(s) were run again because other processes used more of the '
-        'CPU than allowed during their timed loop (their records are in %s/); '
-        '%d still were after the last try (kept)' % (
-            reruns, quiet_runs.DISTURBED_FOLDER, len(busy)))
+        '%d run(s) were run again (tries set aside in all: %d) because other '
+        'processes used more of the CPU than allowed during their timed loop '
+        '(the tries\' records are in %s/); %d still were after the last try '
+        '(kept: compare names them)' % (
+            len(rerun), sum(o.reruns for o in rerun),
+            quiet_runs.DISTURBED_FOLDER, len(busy)))
   if failed:
     lines.append('failed runs:')
     lines += ['  %s (%d/%d): %s; log %s' % (o.run.name, o.run.repeat_index,

@@ -197,7 +197,10 @@ class Bisection:
               [self.configs[one.config]], more, version_label(version),
               python, venvs.test_environment(version),
               first_repeat=made[one.config] + 1))
-    return runner.interleave(plans)
+    # The order goes on alternating where the step's last runs left it: a
+    # top-up after 7 rounds starts B A, not A B again.
+    return runner.interleave(plans, first_round=min(
+        (made[one.config] for one in group), default=0))
 
   def compare(self, paths, baseline, candidate):
     """compare's row for baseline -> candidate on these records, not yet
@@ -292,7 +295,8 @@ class Bisection:
       except KeyboardInterrupt:
         self.say('interrupted')
         return False
-      if any(not outcome.ok for outcome in outcomes):
+      if any(not outcome.ok or outcome.reruns or
+             outcome.still_disturbed is not None for outcome in outcomes):
         self.say(runner.failure_report(outcomes))
       for outcome in outcomes:
         if outcome.ok:

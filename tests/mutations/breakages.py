@@ -963,7 +963,9 @@ BREAKAGES = (
         '      paired=bool(pairs))',
         '      paired=False)',
         ('tests/results/test_compare.py::test_interleaved_pairs_are_judged_'
-         'by_the_paired_test',),
+         'by_the_paired_test',
+         'tests/results/test_compare_cpu_time.py::test_interleaved_runs_are_'
+         'judged_by_the_same_paired_test'),
         'interleaved pairs are judged by Mann-Whitney, blind to the pairing'),
     Breakage(
         'single_run_gets_a_verdict',
@@ -1001,11 +1003,56 @@ BREAKAGES = (
     Breakage(
         'sides_not_balanced',
         'results/runner.py',
-        '    runs.extend(this_round if position % 2 == 0 else this_round[::-1])',
+        '    runs.extend(this_round if (first_round + position) % 2 == 0\n'
+        '                else this_round[::-1])',
         '    runs.extend(this_round)',
         ('tests/results/test_quiet_runs.py::test_two_sides_take_turns_in_a_'
          'balanced_order',),
         'the sides run A B, A B, ... (a drift favours one)'),
+    Breakage(
+        'top_up_restarts_the_order',
+        'results/bisect/command.py',
+        '    return runner.interleave(plans, first_round=min(\n'
+        '        (made[one.config] for one in group), default=0))',
+        '    return runner.interleave(plans)',
+        ('tests/results/test_bisect.py::test_a_top_up_goes_on_alternating_'
+         'the_order',),
+        "bisect's top-up after an odd count runs A B twice in a row"),
+    Breakage(
+        'kept_disturbed_run_unnamed',
+        'results/comparison.py',
+        "                           quiet_runs.disturbed_note('candidate', "
+        "sides[1]),\n",
+        '',
+        ('tests/results/test_quiet_runs.py::test_a_run_still_disturbed_after_'
+         'its_last_try_is_kept_and_named',),
+        "compare's table says nothing of candidate runs kept though other "
+        'processes shared the CPU'),
+    Breakage(
+        'reruns_unbounded_count_as_runs',
+        'results/runner.py',
+        "            len(rerun), sum(o.reruns for o in rerun),",
+        "            sum(o.reruns for o in rerun), len(rerun),",
+        ('tests/results/test_quiet_runs.py::test_a_run_still_disturbed_after_'
+         'its_last_try_is_kept_and_named',),
+        'the report counts the tries set aside as the runs run again'),
+    Breakage(
+        'target_seconds_ignored_silently',
+        'results/runner.py',
+        "      print('calibration of %s: none, its flags set --num_batches (which '",
+        "      print('' and 'calibration of %s: none, its flags set --num_batches (which '",
+        ('tests/results/test_quiet_runs.py::test_flags_that_set_the_length_'
+         'are_not_calibrated',),
+        '--target_seconds is dropped without a word when the flags set '
+        '--num_batches'),
+    Breakage(
+        'suite_false_alarm_goal_unjudged',
+        'studies/power_figures.py',
+        "      'goals': {'family_false_alarms_met': false_alarms_met(family),",
+        "      'goals': {'family_false_alarms_met': True,",
+        ('tests/results/test_power_study.py::test_the_false_alarm_goal_asks_'
+         'the_upper_end_and_says_what_shows_it',),
+        "the suite's family-wise false-alarm goal is called met unjudged"),
     Breakage(
         'run_length_not_calibrated',
         'results/quiet_runs.py',

@@ -13,7 +13,8 @@ differ, as real ones do); TF_CNN_BENCHMARKS_TEST_FAKE_FAIL_ONCE=PATH fails
 the run when PATH does not exist yet (creating it: one failure, then
 successes); TF_CNN_BENCHMARKS_TEST_FAKE_BUSY_ONCE=PATH records its timed
 loop as shared with other processes (other_cpu_share 0.5) when PATH does not
-exist yet, creating it; it records the CPUs it may run on; the test-only injected slowdown's variable
+exist yet, creating it (TF_CNN_BENCHMARKS_TEST_FAKE_BUSY=1: every run);
+it records the CPUs it may run on; the test-only injected slowdown's variable
 (tf_cnn_benchmarks/test_hooks/injected_slowdown.py) lengthens every step by its
 fraction and is recorded, as in a real run.
 """
@@ -81,6 +82,8 @@ def main():
   busy_once = os.environ.get('TF_CNN_BENCHMARKS_TEST_FAKE_BUSY_ONCE')
   if busy_once and not os.path.exists(busy_once):
     open(busy_once, 'w').close()
+    record['summary']['other_cpu_share'] = 0.5
+  if os.environ.get('TF_CNN_BENCHMARKS_TEST_FAKE_BUSY'):
     record['summary']['other_cpu_share'] = 0.5
   record['injected_slowdown'] = slowdown or None
   write_record(args.result_dir, record)

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import types
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from results import detection_power
 from results import stats
 from results import store
+from results import suite
 from results import venvs
 from results.bisect import command
 from results.bisect import releases
@@ -273,6 +275,24 @@ def test_an_inconclusive_step_gets_the_runs_its_spread_asks_for(
   assert '(7/7) tf-9.9.1: ok' in out
   assert out.count('first slower in 9.9.1 (the release after 9.9.0)') == 2
   assert '7 vs 7 runs' in out
+
+
+def test_a_top_up_goes_on_alternating_the_order(monkeypatch):
+  """The balanced order (A B, B A, ...) goes on across a step's top-up:
+  after 7 rounds, round 8 runs B A, not A B twice in a row."""
+  monkeypatch.delenv(venvs.TEST_ENV_VAR, raising=False)
+  configs = suite.load_configs(None, ['--model=trivial'], None)
+  versions = ['9.9.0', '9.9.1']
+  bisection = command.Bisection(None, configs, versions, 9, io.StringIO())
+  bisection.pythons = {v: sys.executable for v in versions}
+  group = [types.SimpleNamespace(config=configs[0].name)]
+
+  def order(made):
+    return [(run.repeat_index, run.label) for run in bisection.plan(
+        group, versions, {configs[0].name: made})]
+  assert order(7) == [(8, 'tf-9.9.1'), (8, 'tf-9.9.0'),
+                      (9, 'tf-9.9.0'), (9, 'tf-9.9.1')]
+  assert order(6)[:2] == [(7, 'tf-9.9.0'), (7, 'tf-9.9.1')]
 
 
 def test_inconclusive_at_the_cap_stops_and_says_what_to_run(fake_releases,

@@ -177,6 +177,48 @@ def test_a_power_goal_is_met_only_on_enough_trials():
   assert power_met(18, 20) is False
 
 
+def test_the_false_alarm_goal_asks_the_upper_end_and_says_what_shows_it():
+  """README: showing the <= 8% upper end with no false alarm takes 45
+  trials; a model's goal and the suite's family-wise one are one test."""
+  assert power_figures.trials_to_show_no_alarm() == 45
+  met = power_figures.false_alarms_met
+  assert met({'10': power_figures.proportion(0, 45)})
+  assert not met({'10': power_figures.proportion(0, 44)})
+  assert not met({'6': power_figures.proportion(0, 45),
+                  '10': power_figures.proportion(3, 45)})   # 6.7% > 5%
+  assert not met({'10': None})
+  def suite_goals(trials):
+    return power_figures.suite_figures(
+        power_figures.SUITE_PREFIX + 's.toml', _runs('s/0/0', 0.0, [1, 2],
+                                                     [1, 2]),
+        pd.DataFrame({'trials': [trials], 'regressions': [0]},
+                     index=pd.MultiIndex.from_tuples(
+                         [(power_figures.SUITE_PREFIX + 's.toml', 0.0, 10)])),
+        [10])['goals']
+  assert suite_goals(45) == {'family_false_alarms_met': True,
+                             'trials_to_show_with_no_alarm': 45}
+  assert not suite_goals(4)['family_false_alarms_met']
+  lines = power_figures._false_alarm_goal_line('false alarms', False, 13, 45)  # pylint: disable=protected-access
+  assert lines.endswith('NOT met (13 trials; with no false alarm, 45 show '
+                        'the upper end <= 8%)')
+
+
+def test_the_source_counts_runs_run_again_apart_from_their_tries():
+  runs = _runs('t/0/0', 0.0, [100, 101, 99], [100, 99, 101])
+  runs['reruns'] = [0, 2, 1, 0, 0, 0]
+  runs['status'] = 'ok'
+  runs['study_mode'] = 'full'
+  runs['study_command'] = 'python studies/detection_power.py'
+  runs['started_at'] = '2026-11-28T00:00:00+00:00'
+  runs['summary.other_cpu_share'] = 0.0
+  for column in ('environment.cpu_model', 'environment.tf_version',
+                 'environment.harness_version'):
+    runs[column] = 'x'
+  source = power_figures.source(runs, power_figures.RUNS_CSV)
+  assert (source['runs'], source['disturbed_runs'],
+          source['disturbed_reruns']) == (6, 2, 3)
+
+
 def _study(tmp_path, *arguments, timeout=300):
   return subprocess.run([sys.executable, STUDY] + list(arguments), cwd=REPO,
                         capture_output=True, text=True, timeout=timeout)

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from results import comparison
 from results import quiet_runs
 from results import runner
 from results import store
@@ -22,6 +23,14 @@ def test_two_sides_take_turns_in_a_balanced_order():
   plans = [['a%d' % i for i in range(4)], ['b%d' % i for i in range(4)]]
   assert runner.interleave(plans) == ['a0', 'b0', 'b1', 'a1', 'a2', 'b2',
                                       'b3', 'a3']
+
+
+def test_the_order_alternates_on_from_the_rounds_already_run():
+  """bisect's top-up after 7 rounds goes on B A, not A B twice."""
+  plans = [['a%d' % i for i in range(3)], ['b%d' % i for i in range(3)]]
+  assert runner.interleave(plans, first_round=7) == ['b0', 'a0', 'a1', 'b1',
+                                                     'b2', 'a2']
+  assert runner.interleave(plans, first_round=6) == runner.interleave(plans)
 
 
 def test_runs_are_pinned_to_the_cpu_set_with_as_many_threads(tmp_path,
@@ -81,10 +90,18 @@ def test_the_run_length_is_calibrated_to_the_target(tmp_path, capsys):
 
 def test_flags_that_set_the_length_are_not_calibrated(tmp_path, capsys):
   code, out = _suite(['--result_dir', tmp_path, '--target_seconds', '0.5',
-                      '--benchmark_script', FAKE_BENCHMARK, '--',
-                      '--model=trivial', '--num_batches=7'], capsys)
+                      '--repeat', '2', '--benchmark_script', FAKE_BENCHMARK,
+                      '--', '--model=trivial', '--num_batches=7'], capsys)
   assert code == 0, out
-  assert 'calibration' not in out.out
+  # Said once, not silently (a suite file's num_batches wins too).
+  assert out.out.count('calibration of model=trivial num_batches=7: none, its '
+                       'flags set '
+                       '--num_batches (which wins over --target_seconds)'
+                       ) == 1, out.out
+  commands = _commands(tmp_path)
+  assert len(commands) == 2
+  assert all(c.count('--num_batches') == 1 and '--num_batches=7' in c
+             for c in commands), commands
 
 
 def test_a_disturbed_run_is_set_aside_and_run_again(tmp_path, capsys,
@@ -124,3 +141,34 @@ def test_parse_cpus():
   assert quiet_runs.parse_cpus('0-2,5') == (0, 1, 2, 5)
   with pytest.raises(ValueError):
     quiet_runs.parse_cpus('a')
+
+
+def test_a_run_still_disturbed_after_its_last_try_is_kept_and_named(
+    tmp_path, capsys, monkeypatch):
+  """The bound holds (max_reruns tries more, then the run is kept), the
+  report counts runs and tries apart, and compare names the kept run."""
+  quiet = tmp_path / 'quiet'
+  code, out = _suite(['--result_dir', quiet, '--repeat', '2', '--label', 'A',
+                      '--benchmark_script', FAKE_BENCHMARK, '--',
+                      '--model=trivial'], capsys)
+  assert code == 0, out
+  monkeypatch.setenv('TF_CNN_BENCHMARKS_TEST_FAKE_BUSY', '1')
+  busy = tmp_path / 'busy'
+  code, out = _suite(['--result_dir', busy, '--repeat', '2', '--label', 'B',
+                      '--max_reruns', '2', '--benchmark_script',
+                      FAKE_BENCHMARK, '--', '--model=trivial'], capsys)
+  assert code == 0, out
+  assert out.out.count('(run 3 times: the machine was busy) (kept though '
+                       'other processes used 50% of the CPU during its timed '
+                       'loop)') == 2, out.out
+  assert ('2 run(s) were run again (tries set aside in all: 4) because other '
+          'processes used more of the CPU than allowed') in out.out, out.out
+  assert '2 still were after the last try (kept: compare names them)' in (
+      out.out)
+  assert len(store.find_record_files(str(busy))) == 2
+  assert len(os.listdir(busy / quiet_runs.DISTURBED_FOLDER)) == 4
+  frame = store.load_runs([str(quiet), str(busy)])
+  (row,) = comparison.compare_groups(frame, 'label', 'A', 'B').rows
+  assert ('candidate: 2 of 2 runs shared the CPU (other processes took over '
+          '10% of it during the timed loop)') in row.note, row.note
+  assert 'baseline:' not in row.note, row.note
