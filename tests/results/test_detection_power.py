@@ -104,3 +104,14 @@ def test_the_repository_file_says_where_its_figures_come_from():
   assert os.path.exists(os.path.join(REPO, source['runs_table']))
   if source['mode'] == 'quick':
     assert 'not a measurement' in source['note']
+
+
+def test_the_repository_file_plans_what_readme_says():
+  """README (bisect's N, and the power section): bisect plans resnet50 at
+  10 runs from the measurement; trivial's and resnet20's 6 trials answer
+  nothing."""
+  power = detection_power.Power.from_file()
+  assert power.full
+  assert power.repeat_for('resnet50') == 10
+  assert power.repeat_for('trivial') is None
+  assert power.repeat_for('resnet20') is None
