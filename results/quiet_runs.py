@@ -88,17 +88,13 @@ class NoiseControl:
     if len(records) != 1:
       return None
     share = (records[0].get('summary') or {}).get('other_cpu_share')
-    if isinstance(share, (int, float)) and share > self.max_other_cpu_share:
-      return share
-    return None
+    return share if _over(share, self.max_other_cpu_share) else None
 
 
 def shared_the_cpu(run, bound=DEFAULT_MAX_OTHER_CPU_SHARE):
   """Did other processes take more than ``bound`` of the CPU during this
   run's timed loop (a compare row: summary.other_cpu_share)?"""
-  share = run.get('summary.other_cpu_share')
-  return isinstance(share, (int, float)) and not math.isnan(share) and (
-      share > bound)
+  return _over(run.get('summary.other_cpu_share'), bound)
 
 
 def disturbed_note(side, runs):
@@ -111,6 +107,13 @@ def disturbed_note(side, runs):
   return ('%s: %d of %d runs shared the CPU (other processes took over '
           '%.0f%% of it during the timed loop)' % (
               side, count, len(runs), 100 * DEFAULT_MAX_OTHER_CPU_SHARE))
+
+
+def _over(share, bound):
+  """One test for the runner and compare: a measured share above bound
+  (None, or NaN from a table, is unmeasured)."""
+  return isinstance(share, (int, float)) and not math.isnan(share) and (
+      share > bound)
 
 
 def _sets(flag_args, name):

@@ -431,14 +431,23 @@ def _raise_deferred_stop():
     raise KeyboardInterrupt(name)
 
 
+def _worth_reporting(outcomes):
+  """The runs failed, run again, and still disturbed after their last try."""
+  return ([o for o in outcomes if not o.ok], [o for o in outcomes if o.reruns],
+          [o for o in outcomes if o.still_disturbed is not None])
+
+
+def anything_to_report(outcomes):
+  """Does failure_report say more than the tally (bisect prints it then)?"""
+  return any(_worth_reporting(outcomes))
+
+
 def failure_report(outcomes):
   """The closing lines: a tally, how quiet the runs were, and every failed
   run again."""
-  failed = [o for o in outcomes if not o.ok]
+  failed, rerun, busy = _worth_reporting(outcomes)
   lines = ['%d of %d runs succeeded' % (len(outcomes) - len(failed),
                                         len(outcomes))]
-  rerun = [o for o in outcomes if o.reruns]
-  busy = [o for o in outcomes if o.still_disturbed is not None]
   if rerun or busy:
     # Runs and tries apart: one run tried three times is one run, two
     # tries set aside.

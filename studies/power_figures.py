@@ -363,6 +363,7 @@ def source(runs, runs_path):
   started = pd.to_datetime(runs['started_at'], utc=True, format='ISO8601')
   stamp = '%Y-%m-%d %H:%M UTC'
   table = shown_path(runs_path)
+  processes = runs.drop_duplicates(['trial', 'sequence.position'])
   return {
       'mode': mode,
       # Every command whose trials the table holds (a --resume may add
@@ -375,14 +376,12 @@ def source(runs, runs_path):
       'cpu_model': _joined(runs['environment.cpu_model']),
       'tf_version': _joined(runs['environment.tf_version']),
       'harness_version': _joined(runs['environment.harness_version']),
-      'runs': int(len(runs.drop_duplicates(['trial', 'sequence.position']))),
+      'runs': int(len(processes)),
       'failed_runs': int((runs['status'] != 'ok').sum()),
       # Runs set aside and run again, and the tries that took: one run
       # tried three times is one run, two tries.
-      'disturbed_runs': int((runs.drop_duplicates(
-          ['trial', 'sequence.position'])['reruns'] > 0).sum()),
-      'disturbed_reruns': int(runs.drop_duplicates(
-          ['trial', 'sequence.position'])['reruns'].sum()),
+      'disturbed_runs': int((processes['reruns'] > 0).sum()),
+      'disturbed_reruns': int(processes['reruns'].sum()),
       # How quiet the machine was: the share of the CPU other processes
       # took during a kept run's timed loop, median over the runs.
       'median_other_cpu_share': _rounded(
@@ -442,7 +441,7 @@ def report(data):
            'aside: %d); other processes took a median %.1f%% of the CPU' % (
                source['runs'], source['first_run'], source['date'],
                source['cpu_model'], source['failed_runs'],
-               source.get('disturbed_runs', 0), source['disturbed_reruns'],
+               source['disturbed_runs'], source['disturbed_reruns'],
                100 * (source['median_other_cpu_share'] or 0))]
   for model, figures in data['models'].items():
     lines.append('%s: %s trials (by slowdown %%: %s); machine minutes per '
@@ -450,8 +449,7 @@ def report(data):
                      model, sum(figures['trials'].values()),
                      ', '.join('%s: %d' % kv
                                for kv in figures['trials'].items()),
-                     ', '.join('%.1f at n=%s' % (m, n) for n, m in
-                               figures['machine_minutes_per_verdict'].items())))
+                     _minutes(figures)))
     table = {}
     if figures['false_alarms']:
       table['false alarms (A/A, real %.1f%%)' % figures[
@@ -472,12 +470,16 @@ def report(data):
                      suite['file'], len(suite['configurations']), ', '.join(
                          'n=%s %s' % (n, _cell(share)) for n, share in
                          suite['family_false_alarms'].items()),
-                     ', '.join('%.1f at n=%s' % (m, n) for n, m in
-                               suite['machine_minutes_per_verdict'].items())))
+                     _minutes(suite)))
     lines.append(_false_alarm_goal_line(
         'family-wise false alarms', suite['goals']['family_false_alarms_met'],
         suite['trials'], suite['goals']['trials_to_show_with_no_alarm']))
   return '\n'.join(lines)
+
+
+def _minutes(figures):
+  return ', '.join('%.1f at n=%s' % (m, n) for n, m in
+                   figures['machine_minutes_per_verdict'].items())
 
 
 def _false_alarm_goal_line(what, met, trials, trials_to_show):

@@ -295,8 +295,7 @@ class Bisection:
       except KeyboardInterrupt:
         self.say('interrupted')
         return False
-      if any(not outcome.ok or outcome.reruns or
-             outcome.still_disturbed is not None for outcome in outcomes):
+      if runner.anything_to_report(outcomes):
         self.say(runner.failure_report(outcomes))
       for outcome in outcomes:
         if outcome.ok:

@@ -1019,6 +1019,14 @@ BREAKAGES = (
          'the_order',),
         "bisect's top-up after an odd count runs A B twice in a row"),
     Breakage(
+        'bisect_reruns_reported_only_on_failure',
+        'results/bisect/command.py',
+        '      if runner.anything_to_report(outcomes):',
+        '      if any(not o.ok for o in outcomes):',
+        ('tests/results/test_bisect.py::test_a_step_with_a_run_run_again_'
+         'says_so_though_none_failed',),
+        'bisect says nothing of runs run again unless a run failed'),
+    Breakage(
         'kept_disturbed_run_unnamed',
         'results/comparison.py',
         "                           quiet_runs.disturbed_note('candidate', "

@@ -295,6 +295,19 @@ def test_a_top_up_goes_on_alternating_the_order(monkeypatch):
   assert order(6)[:2] == [(7, 'tf-9.9.0'), (7, 'tf-9.9.1')]
 
 
+def test_a_step_with_a_run_run_again_says_so_though_none_failed(
+    fake_releases, monkeypatch, tmp_path):
+  monkeypatch.setenv(venvs.TEST_ENV_VAR, _slowed(['9.9.1']))
+  monkeypatch.setenv('TF_CNN_BENCHMARKS_TEST_FAKE_BUSY_ONCE',
+                     str(tmp_path / 'busy'))
+  code, out = _bisect(fake_releases, ['--good', '9.9.0', '--bad', '9.9.1',
+                                      '--repeat', '6'])
+  assert code == command.EXIT_FOUND, out
+  assert 'FAILED' not in out
+  assert ('1 run(s) were run again (tries set aside in all: 1) because '
+          'other processes used more of the CPU') in out, out
+
+
 def test_inconclusive_at_the_cap_stops_and_says_what_to_run(fake_releases,
                                                             monkeypatch):
   monkeypatch.setenv(venvs.TEST_ENV_VAR, _slowed(['9.9.1']))
