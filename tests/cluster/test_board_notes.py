@@ -84,7 +84,9 @@ def test_a_well_formed_note_passes_unchanged(board_session):
 
 # Entries of the tf2 board: whole entries that are garbage, and entries
 # whose note is one of the garbled notes above.
-GARBLED_ENTRIES = ['not json', '[]', '7', '{"started": "x", "completed": -1}'
+GARBLED_ENTRIES = ['not json', '[]', '7', '{"started": "x", "completed": -1}',
+                   '{"started": 1, "completed": 1, "between": "x"}',
+                   '{"started": 1, "completed": 1, "between": -2.5}',
                   ] + ['{"started": 2, "completed": 2, "note": %s}' % n
                        for n in GARBLED if n != 'not json at all']
 
@@ -96,6 +98,7 @@ def test_a_garbled_tf2_board_entry_reads_as_that_clients_failure(text):
   entry = tf2_board._entry_from(text)  # pylint: disable=protected-access
   assert isinstance(entry['started'], int) and entry['started'] >= 0
   assert isinstance(entry['completed'], int) and entry['completed'] >= 0
+  assert isinstance(entry['between'], float) and entry['between'] >= 0
   if '"note"' in text or not text.startswith('{'):
     assert entry['note']['failure']['type'] == 'MalformedNote'
 

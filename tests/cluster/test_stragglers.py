@@ -23,37 +23,51 @@ def _watch(lockstep=True):
   return watch, said
 
 
-def _snapshot(started, completed, compute_seconds=()):
+def _snapshot(started, completed, compute_seconds=(), between_seconds=()):
   return progress_board.Snapshot(tuple(started), tuple(completed),
                                  (None,) * len(started),
-                                 tuple(compute_seconds))
+                                 tuple(compute_seconds),
+                                 tuple(between_seconds))
 
 
-def _feed_lockstep(watch, readings, lag_of_worker2):
-  """Sync readings: everyone advances by 1; worker2 lags (has not entered
-  the newest step) in ``lag_of_worker2`` of every 4 readings."""
+def _feed_lockstep(watch, readings, worker2_between, started_lags=False):
+  """Sync readings a second apart: everyone advances by 1; worker2 spends
+  ``worker2_between`` of the wall time between steps, the others 1%.
+  ``started_lags``: every reading finds worker2 not yet in the newest step
+  (as a chief's late readings do under load)."""
   for n in range(1, readings + 1):
-    lagging = (n % 4) < lag_of_worker2
-    started = [n + 1, n + 1, n if lagging else n + 1]
-    watch.take(_snapshot(started, [n, n, n]), float(n))
+    started = [n + 1, n + 1, n if started_lags else n + 1]
+    between = [0.01 * n, 0.01 * n, worker2_between * n]
+    watch.take(_snapshot(started, [n, n, n], between_seconds=between),
+               float(n))
 
 
-def test_sync_worker_lagging_three_quarters_is_named_once():
+def test_sync_worker_between_steps_three_quarters_is_named_once():
   watch, said = _watch()
-  _feed_lockstep(watch, 100, 3)  # lag 3/4: 1 / (1 - 0.75) = 4x
+  _feed_lockstep(watch, 100, 0.75)  # 1 / (1 - 0.75) = 4x
   lines = [line for line, _ in said if line]
   assert len(lines) == 1, said
   assert lines[0].startswith('Straggler: worker2 is 4.0x slower')
   # The record's entry follows the straggler to the last reading.
   found = said[-1][1]
   assert [s['task'] for s in found] == ['worker2']
-  assert found[0]['slowdown'] == pytest.approx(4.0, rel=0.1)
+  # 4 over the others' 1 / (1 - 0.01).
+  assert found[0]['slowdown'] == pytest.approx(3.96, abs=0.01)
   assert found[0]['steps'][1] == 100
+
+
+def test_the_lag_is_the_time_measured_not_how_often_readings_find_it():
+  """A 3x straggler spends 2/3 of the time between steps; readings that
+  happen to find it there every time (CI put a 3x lag at 19.3x that way)
+  change nothing."""
+  watch, said = _watch()
+  _feed_lockstep(watch, 100, 2 / 3, started_lags=True)
+  assert watch.reported()[0]['slowdown'] == pytest.approx(2.97, abs=0.01)
 
 
 def test_sync_small_lags_name_nobody():
   watch, said = _watch()
-  _feed_lockstep(watch, 100, 1)  # lag 1/4: 1.33x, under the threshold
+  _feed_lockstep(watch, 100, 0.25)  # 1 / (1 - 0.25): 1.33x, under 2x
   assert not said and not watch.reported()
 
 
@@ -145,12 +159,10 @@ def _assert_only_worker2_named(output, recs):
   # Followed to the end of training, not just where it was first named.
   first, last = found[0]['steps']
   assert last > first, found
-  # Slowed 3x; the estimate comes from ~1 reading a second, and under load
-  # the chief's late readings over-sample the wait (CI once put a 3x lag
-  # at 8.75x). Below the cap: a worker counted as lagging in every reading
-  # (a broken lag sample) is not an estimate.
-  cap = 1 / (1 - stragglers._MAX_LAG_FRACTION)
-  assert 1.8 <= found[0]['slowdown'] < cap * 0.75, found
+  # Slowed 3x: measured 2.95-3.4x, 3.06x with two busy loops beside the
+  # cluster. (Counting the readings that found worker2 between steps put
+  # it at 8.75x and 19.3x in CI: this bound is what caught it.)
+  assert 2.0 <= found[0]['slowdown'] <= 5.0, found
   # Only the chief judges; nothing is a failure.
   assert not recs['worker1']['stragglers']
   assert all(r['status'] == 'ok' for r in recs.values())
@@ -168,14 +180,19 @@ def test_chief_names_a_worker_slowed_three_times(tmp_path):
 @pytest.mark.cluster
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize('mode', ['parameter_server',
-                                  'distributed_replicated'])
-def test_chief_names_a_worker_computing_three_times_slower(tmp_path, mode):
+@pytest.mark.parametrize('mode, consistency', [
+    ('parameter_server', 'strong'), ('distributed_replicated', 'strong'),
+    ('distributed_replicated', 'relaxed')])
+def test_chief_names_a_worker_computing_three_times_slower(
+    tmp_path, mode, consistency):
   """The slowness is inside worker2's session.run: it enters every step
   with the others, who push their gradients and wait for its. (~20 ms a
-  step on loopback.)"""
+  step on loopback.) Relaxed pushes the previous step's mean, but only
+  once this step's is stored (all_reduce.Deferred), so the hand-over still
+  comes after the compute (measured 3.4x)."""
   _assert_only_worker2_named(*_run_cluster(
-      tmp_path, 1800, 'slow_compute:worker2:step1:x3', variable_update=mode))
+      tmp_path, 1800, 'slow_compute:worker2:step1:x3', variable_update=mode,
+      variable_consistency=consistency))
 
 
 @pytest.mark.cluster

@@ -46,7 +46,7 @@ board.publish_initial(2000)
 out = {}
 del calls[:]
 for _ in range(3):
-  board.publish_start(None, 2000)
+  board.publish_start(None, 2000, 0.25)
   board.wait_written(2000)
   out['in_step'] = stored()
   board.publish_completion(None, 2000)
@@ -54,7 +54,8 @@ out['calls_per_step'] = len(calls) / 3
 out['after_step'] = stored()
 snapshot = board.read(None, 2000)
 board.wait_written(2000)
-out['read'] = [snapshot.started[0], snapshot.completed[0]]
+out['read'] = [snapshot.started[0], snapshot.completed[0],
+               snapshot.between_seconds[0]]
 out['after_read'] = stored()
 board.post_note(None, 0, {'status': 'ok'}, 2000)
 out['after_note'] = stored()
@@ -105,11 +106,14 @@ def test_a_step_writes_the_board_once_and_its_completion_follows():
   between steps shows as such."""
   out = _run_board_script()
   assert out['calls_per_step'] == 2, out
-  assert out['in_step'] == {'started': 3, 'completed': 2, 'note': None}
+  # Each start also adds the seconds the client spent before it.
+  assert out['in_step'] == {'started': 3, 'completed': 2, 'between': 0.75,
+                            'note': None}
   assert out['after_step'] == out['in_step']  # not published yet
-  assert out['read'] == [3, 3], out
-  assert out['after_read'] == {'started': 3, 'completed': 3, 'note': None}
-  assert out['after_note'] == {'started': 3, 'completed': 3,
+  assert out['read'] == [3, 3, 0.75], out
+  assert out['after_read'] == {'started': 3, 'completed': 3,
+                               'between': 0.75, 'note': None}
+  assert out['after_note'] == {'started': 3, 'completed': 3, 'between': 0.75,
                                'note': {'status': 'ok'}}
 
 

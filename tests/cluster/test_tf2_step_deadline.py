@@ -88,7 +88,7 @@ def test_a_multi_worker_task_runs_its_steps_within_the_step_deadline():
   runtime._step_deadline = tf2_step_deadline.StepDeadline(0.3, aborts)
   runtime._training = True
   runtime._steps_run = 7
-  runtime._counted_step = lambda sess, run: run()
+  runtime._counted_step = lambda sess, run: run(None)
   assert runtime.run_function_step(lambda: aborts.done.wait(10)) is True
   assert aborts.messages[0].startswith('step 7 ran past its deadline')
 

@@ -313,9 +313,18 @@ BREAKAGES = (
         'tf_cnn_benchmarks/cluster/watch/stragglers.py',
         'THRESHOLD = 2.0',
         'THRESHOLD = 5.0',
-        ('tests/cluster/test_stragglers.py::test_sync_worker_lagging_three_'
-         'quarters_is_named_once',),
+        ('tests/cluster/test_stragglers.py::test_sync_worker_between_steps_'
+         'three_quarters_is_named_once',),
         'a worker 4x slower is not named a straggler (README: 2x)'),
+    Breakage(
+        'straggler_gaps_not_on_the_board',
+        'tf_cnn_benchmarks/cluster/task/tf2_board.py',
+        '      self._between += between',
+        '      pass',
+        ('tests/cluster/test_tf2_board.py::test_a_step_writes_the_board_'
+         'once_and_its_completion_follows',),
+        'a tf2 worker\'s time between steps never reaches the board, so the '
+        'chief cannot name it a straggler'),
     Breakage(
         'ps_placement_ignores_size',
         'tf_cnn_benchmarks/variable_update/cluster_base.py',

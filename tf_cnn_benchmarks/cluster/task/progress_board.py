@@ -11,6 +11,10 @@ client (training task):
                       only in the modes whose step has that point
                       (synchronous parameter_server and
                       distributed_replicated), else it stays 0;
+  between_seconds[i]  seconds client i spent between its steps (from one
+                      step's return to its next step's call: its own loop,
+                      a test fault's pause, a host that schedules it
+                      late), summed, as timed by the client itself;
   steps_completed[i]  steps client i has completed;
   notes[i]            how client i left: '' while it runs, else JSON
                       {"status": "ok"} or {"status": ..., "failure": {...}}.
@@ -21,11 +25,12 @@ completed step is a step that really completed. "compute_seconds" grows
 in the same run too, by the time from the run's start to the ops that hand
 this client's gradients over (variable manager's
 ``gradients_handed_over``), read by two timestamps on the client itself
-(no clocks compared across hosts). (In collective_all_reduce
-a step must not reach into another worker's task (TensorFlow aborts the
-collectives there when the step is cleaned up), so the counters are
-bumped by small runs just before and just after the step instead: still
-only a step that returned counts.) Liveness never comes from
+(no clocks compared across hosts). "between_seconds" grows in the same
+run as "started", by the gap the client timed before it and feeds in. (In
+collective_all_reduce a step must not reach into another worker's task
+(TensorFlow aborts the collectives there when the step is cleaned up), so
+the counters are bumped by small runs just before and just after the step
+instead: still only a step that returned counts.) Liveness never comes from
 a thread that merely polls a counter (the original's global-step watcher
 kept reporting while training was stuck): the watchdog only *reads* the
 board, and the board only moves when steps finish.
@@ -52,6 +57,7 @@ tf1 = tf.compat.v1
 STARTED_NAME = 'cluster_steps_started'
 COMPLETED_NAME = 'cluster_steps_completed'
 COMPUTE_NAME = 'cluster_compute_seconds'
+BETWEEN_NAME = 'cluster_between_seconds'
 NOTES_NAME = 'cluster_exit_notes'
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +68,7 @@ class Snapshot:
   notes: Tuple[Optional[dict], ...]
   # Empty: a reading made without them.
   compute_seconds: Tuple[float, ...] = ()
+  between_seconds: Tuple[float, ...] = ()
 
   def in_step(self, i):
     return self.started[i] > self.completed[i]
@@ -151,11 +158,13 @@ class ProgressBoard:
           tf.zeros([num_clients], tf.int64), COMPLETED_NAME)
       self.compute_seconds = chief_initialised_vector(
           tf.zeros([num_clients], tf.float64), COMPUTE_NAME)
+      self.between_seconds = chief_initialised_vector(
+          tf.zeros([num_clients], tf.float64), BETWEEN_NAME)
       self.notes = chief_initialised_vector(tf.fill([num_clients], ''),
                                             NOTES_NAME)
       self._read = [tf.identity(v.read_value())
                     for v in (self.started, self.completed, self.notes,
-                              self.compute_seconds)]
+                              self.compute_seconds, self.between_seconds)]
       self._exists = tf1.is_variable_initialized(self.notes)
       self._note_text = tf1.placeholder(tf.string, [], name='exit_note')
       self._note_index = tf1.placeholder(tf.int32, [], name='exit_note_index')
@@ -164,7 +173,15 @@ class ProgressBoard:
           tf.reshape(self._note_text, [1]))
       if index >= 0:
         one = tf.constant([1], tf.int64)
-        self._start = tf1.scatter_add(self.started, [index], one)
+        # Fed with the seconds since this client's previous step returned
+        # (between_feed); a run that feeds nothing adds none.
+        self._between = tf1.placeholder_with_default(
+            tf.constant(0.0, tf.float64), [], name='seconds_between_steps')
+        self._count_between = tf1.scatter_add(
+            self.between_seconds, [index], tf.reshape(self._between, [1]))
+        self._start = tf.group(
+            tf1.scatter_add(self.started, [index], one),
+            self._count_between)
         self._complete = tf1.scatter_add(self.completed, [index], one)
         # Between steps started == completed (settle).
         self._settle = tf1.scatter_update(
@@ -172,7 +189,8 @@ class ProgressBoard:
     self.initializer = tf.group(self.started.initializer,
                                 self.completed.initializer,
                                 self.notes.initializer,
-                                self.compute_seconds.initializer)
+                                self.compute_seconds.initializer,
+                                self.between_seconds.initializer)
 
   def counted_step(self, step_op, handed_over=(), own_device=None):
     """``step_op`` plus this client's board updates, for one run.
@@ -196,13 +214,21 @@ class ProgressBoard:
     with tf1.device(self.device):
       one = tf.constant([1], tf.int64)
       started = tf1.scatter_add(self.started, [self.index], one)
+      before_completed.append(self._count_between)
       with tf.control_dependencies(before_completed + [started]):
         completed = tf1.scatter_add(self.completed, [self.index], one)
     return tf.group(completed, name='counted_step')
 
-  def publish_start(self, sess, timeout_ms):
-    """A step starts (when the step's own run cannot say so)."""
-    sess.run(self._start, options=deadlines.bounded(timeout_ms))
+  def between_feed(self, seconds):
+    """The feed that counts ``seconds`` between steps in a run of
+    counted_step (or publish_start)."""
+    return {self._between: seconds}
+
+  def publish_start(self, sess, timeout_ms, between=0.0):
+    """A step starts (when the step's own run cannot say so), ``between``
+    seconds after the previous one returned."""
+    sess.run(self._start, self.between_feed(between),
+             options=deadlines.bounded(timeout_ms))
 
   def publish_completion(self, sess, timeout_ms):
     """A step completed (when the step's own run cannot say so)."""
@@ -217,12 +243,13 @@ class ProgressBoard:
     sess.run(self._settle, options=deadlines.bounded(timeout_ms))
 
   def read(self, sess, timeout_ms):
-    started, completed, notes, compute = sess.run(
+    started, completed, notes, compute, between = sess.run(
         self._read, options=deadlines.bounded(timeout_ms))
     return Snapshot(tuple(int(s) for s in started),
                     tuple(int(c) for c in completed),
                     tuple(note_from(n) for n in notes),
-                    tuple(float(c) for c in compute))
+                    tuple(float(c) for c in compute),
+                    tuple(float(b) for b in between))
 
   def exists(self, sess, timeout_ms):
     return bool(sess.run(self._exists, options=deadlines.bounded(timeout_ms)))

@@ -65,6 +65,9 @@ class ClusterRuntime:
     self.checks = None   # the cluster's checks on it, once in a session
     self._rc = self._result = None
     self._steps_run = 0
+    # When the previous step returned (time.monotonic()): the board counts
+    # the seconds from there to the next step's call (stragglers.py).
+    self._previous_step_returned = None
     self._last_step = None
     self._fault = test_hooks.planned_fault(role.task_name)
     # The cluster's parts of the graph (wire_graph).
@@ -243,22 +246,34 @@ class ClusterRuntime:
 
   def run_step(self, sess, fetches, options):
     """One step's session.run (the driver's), watched."""
-    return self._counted_step(sess,
-                              lambda: sess.run(fetches, options=options))
+    return self._counted_step(
+        sess, lambda feed: sess.run(fetches, feed, options=options))
 
   def _counted_step(self, sess, run):
-    """One step, ``run()``: watched, with its test fault, and counted on
-    the board around it when the step itself cannot count it."""
+    """One step, ``run(feed)``: watched, with its test fault, and counted
+    on the board around it when the step itself cannot count it (``feed``:
+    the board's, when the step counts itself, else None)."""
     self._steps_run += 1
     step = self._steps_run
     with self.checks.doing('step %d' % step, step=True):
       if self._fault is not None:
         self._fault.before_step(step, self.checks.rename_activity)
-      if not self._board_in_step:
-        self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS)
+      # Timed here, after the fault's pause and before the step's call:
+      # the straggler judge reads what share of the wall time each worker
+      # spends between steps from these sums, not from how often a
+      # reading happens to find it there (readings come late while the
+      # chief computes, so they over-sample the others' wait).
+      returned, now = self._previous_step_returned, time.monotonic()
+      between = now - returned if returned is not None else 0.0
+      feeds = [None]
+      if self._board_in_step:
+        # Only the first attempt counts the gap; a repeated one feeds 0.
+        feeds = [self.board.between_feed(between)]
+      else:
+        self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS, between)
 
       def attempt():
-        values = run()
+        values = run(feeds.pop() if feeds else None)
         if self._fault is not None:
           self._fault.after_step(step)
         return values
@@ -273,6 +288,7 @@ class ClusterRuntime:
           self.board.settle(sess, deadlines.RPC_TIMEOUT_MS)
       if not self._board_in_step:
         self.board.publish_completion(sess, deadlines.RPC_TIMEOUT_MS)
+    self._previous_step_returned = time.monotonic()
     if step == self._last_step:
       # Peers may now leave normally; only this task's own work counts.
       self.checks.training_ended()

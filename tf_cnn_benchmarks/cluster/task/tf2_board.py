@@ -9,7 +9,9 @@ the watchdog (cluster_watch.py), the stall reports and the root cause
 search (root_cause.py) read a tf2 cluster as they read a graph one.
 
 Each client owns one key, ``tf_cnn_benchmarks/board/<client index>``,
-holding JSON {"started": n, "completed": m, "note": {...} or null}. Only
+holding JSON {"started": n, "completed": m, "between": seconds, "note":
+{...} or null} ("between": the seconds it spent between its steps, summed,
+as progress_board's between_seconds). Only
 that client writes it: the store cannot overwrite a key, so a write is a
 delete and an insert, two calls to worker 0 that have no deadline. So one
 thread of the board's own makes them, always writing the newest entry, and
@@ -62,6 +64,7 @@ class KeyValueBoard:
     # to the store; notified when the writer wrote or failed.
     self._changed = threading.Condition()
     self._started = self._completed = 0
+    self._between = 0.0
     self._note = None
     self._wanted = None  # the newest entry text, for the writer
     self._written = None  # the entry text in the store
@@ -119,7 +122,9 @@ class KeyValueBoard:
   def _entry_text(self):
     """This client's entry as it is now (under the lock)."""
     return json.dumps({'started': self._started,
-                       'completed': self._completed, 'note': self._note})
+                       'completed': self._completed,
+                       'between': round(self._between, 6),
+                       'note': self._note})
 
   def _write_for_ever(self):
     """The writer thread: puts the newest wanted entry in the store."""
@@ -150,11 +155,13 @@ class KeyValueBoard:
     """This client's key, before anybody reads it (start of training)."""
     self.wait_written(timeout_ms)
 
-  def publish_start(self, sess, timeout_ms):
-    """The step's start, handed to the writer: not waited for."""
+  def publish_start(self, sess, timeout_ms, between=0.0):
+    """The step's start, ``between`` seconds after the previous one
+    returned, handed to the writer: not waited for."""
     del sess, timeout_ms
     self._check_host()
     with self._changed:
+      self._between += between
       self._started += 1
       self._publish(0)
 
@@ -210,7 +217,8 @@ class KeyValueBoard:
         tuple(e['started'] for e in entries),
         tuple(e['completed'] for e in entries),
         tuple(e['note'] for e in entries),
-        (0.0,) * self._num_clients)
+        (0.0,) * self._num_clients,
+        tuple(e['between'] for e in entries))
 
 
 def _entry_from(text):
@@ -227,7 +235,11 @@ def _entry_from(text):
   def count(key):
     value = entry.get(key, 0)
     return value if isinstance(value, int) and value >= 0 else 0
+  between = entry.get('between', 0.0)
+  if not isinstance(between, (int, float)) or not between >= 0:
+    between = 0.0
   return {'started': count('started'), 'completed': count('completed'),
+          'between': float(between),
           'note': progress_board.note_from(entry.get('note'))}
 
 
@@ -243,8 +255,8 @@ class LocalBoard:
   def publish_initial(self, timeout_ms):
     del timeout_ms
 
-  def publish_start(self, sess, timeout_ms):
-    del sess, timeout_ms
+  def publish_start(self, sess, timeout_ms, between=0.0):
+    del sess, timeout_ms, between  # one client: no straggler to judge
     self._started += 1
 
   def publish_completion(self, sess, timeout_ms):

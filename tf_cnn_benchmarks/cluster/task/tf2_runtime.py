@@ -372,10 +372,10 @@ class Tf2ClusterRuntime(runtime.ClusterRuntime):
       self.checks.training_started(None, self.board, self.labels,
                                      self.client_index)
     if self._step_deadline is None:
-      return self._counted_step(None, run)
+      return self._counted_step(None, lambda feed: run())
     # The deadline covers the tf.function call (each attempt of it), not
     # the board's bounded calls around it or a test fault's hold.
-    return self._counted_step(None, lambda: self._step_deadline.run(
+    return self._counted_step(None, lambda feed: self._step_deadline.run(
         self._steps_run, run))
 
 

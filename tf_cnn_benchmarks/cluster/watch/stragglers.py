@@ -8,12 +8,18 @@ its own. What distinguishes a slow worker:
   the slowest worker's pace, so rates say nothing. Two things differ:
   - Slowness between steps (the worker's own loop, a host that schedules
     it late): the others enter the next step at once and wait inside it
-    for the straggler, which is still between steps (its ``started`` lags
-    the newest step). Measured on a loopback cluster (1 ps, 3 workers,
-    worker2 slowed 3x by the 'slow' test fault): worker2 lagged in ~3/4 of
-    the readings, the others in none. If worker i lags in a fraction f of
-    the readings, the cluster spends that fraction of its time waiting for
-    it: its steps take 1 / (1 - f) as long as they would without it.
+    for the straggler, which is still between steps. Each worker times
+    its own gaps between steps and the board sums them
+    (``between_seconds``, fed into the step's own run): if worker i spends
+    a fraction f of the wall time between steps, the cluster spends that
+    fraction of its time waiting for it, and its steps take 1 / (1 - f)
+    as long as they would without it. Measured on a loopback cluster
+    (1 ps, 3 workers, worker2 slowed 3x by the 'slow' test fault): 3.1x,
+    and 3.1x with two busy loops beside it. (Counting how often a reading found the worker
+    not yet in the newest step was tried first: a 3x lag read 3-4x on a
+    quiet machine but 8.75x and 19.3x in CI runs, as the chief's
+    readings come late while its own process computes and so over-sample
+    the others' wait.)
   - Slowness inside the step (slow compute: a slower machine, a noisy
     neighbour): the worker enters each step with the others, and started
     and completed cannot tell it from the workers waiting for it. The
@@ -26,11 +32,11 @@ its own. What distinguishes a slow worker:
     chief's readings come late while its own process is busy computing,
     so they over-sample the wait.) Only the modes whose step hands
     gradients over before waiting time it: synchronous parameter_server
-    and distributed_replicated (with --variable_consistency=relaxed the
-    previous step's gradients are handed over before this step's compute,
-    which then delays the worker's entry into the next step: a lag). In
+    and distributed_replicated (with --variable_consistency=relaxed too:
+    the previous step's gradients are pushed only once this step's are
+    stored, all_reduce.Deferred, so the hand-over follows the compute). In
     collective_all_reduce the all-reduce is the wait, with no hand-over
-    point, so only the lag is judged; distributed_all_reduce has one
+    point, so only the time between steps is judged; distributed_all_reduce has one
     client and nobody to compare.
   A worker's slowdown is the larger of the two, each relative to the
   median of the other workers'.
@@ -56,7 +62,7 @@ WORSE_FACTOR = 1.5
 # Readings kept for the estimate of a named straggler (it sharpens with
 # more readings).
 _HISTORY = 600
-# A worker lagging in every reading has no finite estimate; cap it.
+# A worker between steps all the time has no finite estimate; cap it.
 _MAX_LAG_FRACTION = 0.95
 
 
@@ -90,8 +96,8 @@ class StragglerWatch:
     self.lockstep = lockstep
     self._report = report
     # One entry per reading that saw progress: per client (None: left),
-    # (has it not entered the newest step, steps completed, compute
-    # seconds so far).
+    # (steps completed, compute seconds so far, seconds between steps so
+    # far).
     self._readings = collections.deque(maxlen=_HISTORY)
     self._times = collections.deque(maxlen=_HISTORY)
     self._count = 0  # readings taken, ever
@@ -110,10 +116,10 @@ class StragglerWatch:
     running = [i for i in range(len(self.labels)) if not snapshot.left(i)]
     if len(running) < 2:
       return
-    newest = max(snapshot.started[i] for i in running)
     compute = snapshot.compute_seconds or (0.0,) * len(self.labels)
+    between = snapshot.between_seconds or (0.0,) * len(self.labels)
     reading = tuple(
-        (snapshot.started[i] < newest, snapshot.completed[i], compute[i])
+        (snapshot.completed[i], compute[i], between[i])
         if i in running else None for i in range(len(self.labels)))
     self._readings.append(reading)
     self._times.append(now)
@@ -133,15 +139,17 @@ class StragglerWatch:
       column = [r[i] for r in readings]
       if any(c is None for c in column) or len(column) < 2:
         continue
-      lagging, completed, compute = zip(*column)
+      completed, compute, between = zip(*column)
       steps = completed[-1] - completed[0]
       if steps <= 0:
         continue  # not moving: a stall, not a straggler
+      elapsed = times[-1] - times[0]
       if not self.lockstep:
-        rate_costs[i] = (times[-1] - times[0]) / steps
+        rate_costs[i] = elapsed / steps
         continue
-      lag = min(sum(lagging) / len(lagging), _MAX_LAG_FRACTION)
-      lag_costs[i] = 1 / (1 - lag)
+      if between[-1] > between[0] and elapsed > 0:  # the board has gaps
+        lag = min((between[-1] - between[0]) / elapsed, _MAX_LAG_FRACTION)
+        lag_costs[i] = 1 / (1 - lag)
       if compute[-1] > compute[0]:  # the step times its compute
         compute_costs[i] = (compute[-1] - compute[0]) / steps
     slowdowns = {}
