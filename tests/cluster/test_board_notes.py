@@ -87,6 +87,8 @@ def test_a_well_formed_note_passes_unchanged(board_session):
 GARBLED_ENTRIES = ['not json', '[]', '7', '{"started": "x", "completed": -1}',
                    '{"started": 1, "completed": 1, "between": "x"}',
                    '{"started": 1, "completed": 1, "between": -2.5}',
+                   '{"started": 1, "completed": 1, "between": 1e999}',
+                   '{"started": 1, "completed": 1, "between": true}',
                   ] + ['{"started": 2, "completed": 2, "note": %s}' % n
                        for n in GARBLED if n != 'not json at all']
 

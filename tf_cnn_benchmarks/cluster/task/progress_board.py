@@ -1,6 +1,6 @@
 """The cluster's progress board: what each client has done, readable by all.
 
-Four small variables live on the board's host (ps 0; worker 0 when there
+Five small variables live on the board's host (ps 0; worker 0 when there
 is no ps; the controller itself in distributed_all_reduce), one entry per
 client (training task):
 

@@ -273,7 +273,11 @@ class ClusterRuntime:
         self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS, between)
 
       def attempt():
-        values = run(feeds.pop() if feeds else None)
+        # The same feed keys every attempt: another set would register
+        # another graph on every task.
+        values = run(feeds.pop() if feeds else
+                     self.board.between_feed(0.0) if self._board_in_step
+                     else None)
         if self._fault is not None:
           self._fault.after_step(step)
         return values

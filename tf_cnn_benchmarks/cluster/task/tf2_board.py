@@ -31,7 +31,7 @@ the board (its watchdog reads it every second: a task stuck between steps
 shows "done with step n, not in a step" within a second), or its exit
 note, which is waited for (within its bound). That keeps one write, not
 two, for each step, none of it on the timed thread, and keeps ``started``
-exact once written, which the stall reports and the straggler lag read.
+exact once written, which the stall reports read.
 
 The methods take the graph board's ``sess`` argument and ignore it, so
 code written against progress_board.ProgressBoard runs unchanged.
@@ -40,6 +40,7 @@ coordination service: its board (LocalBoard) stays in that process.
 """
 
 import json
+import math
 import threading
 
 import tensorflow as tf
@@ -236,7 +237,8 @@ def _entry_from(text):
     value = entry.get(key, 0)
     return value if isinstance(value, int) and value >= 0 else 0
   between = entry.get('between', 0.0)
-  if not isinstance(between, (int, float)) or not between >= 0:
+  if (isinstance(between, bool) or not isinstance(between, (int, float))
+      or not math.isfinite(between) or between < 0):
     between = 0.0
   return {'started': count('started'), 'completed': count('completed'),
           'between': float(between),

@@ -10,7 +10,8 @@ its own. What distinguishes a slow worker:
     it late): the others enter the next step at once and wait inside it
     for the straggler, which is still between steps. Each worker times
     its own gaps between steps and the board sums them
-    (``between_seconds``, fed into the step's own run): if worker i spends
+    (``between_seconds``, fed into the step's own run, or the run that
+    publishes its start): if worker i spends
     a fraction f of the wall time between steps, the cluster spends that
     fraction of its time waiting for it, and its steps take 1 / (1 - f)
     as long as they would without it. Measured on a loopback cluster
