@@ -267,17 +267,16 @@ class ClusterRuntime:
       between = now - returned if returned is not None else 0.0
       feeds = [None]
       if self._board_in_step:
-        # Only the first attempt counts the gap; a repeated one feeds 0.
-        feeds = [self.board.between_feed(between)]
+        # Only the first attempt counts the gap; a repeated one feeds 0
+        # (the same feed keys: another set would register another graph
+        # on every task).
+        feeds = [self.board.between_feed(between),
+                 self.board.between_feed(0.0)]
       else:
         self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS, between)
 
       def attempt():
-        # The same feed keys every attempt: another set would register
-        # another graph on every task.
-        values = run(feeds.pop() if feeds else
-                     self.board.between_feed(0.0) if self._board_in_step
-                     else None)
+        values = run(feeds.pop(0) if len(feeds) > 1 else feeds[0])
         if self._fault is not None:
           self._fault.after_step(step)
         return values

@@ -11,16 +11,16 @@ its own. What distinguishes a slow worker:
     for the straggler, which is still between steps. Each worker times
     its own gaps between steps and the board sums them
     (``between_seconds``, fed into the step's own run, or the run that
-    publishes its start): if worker i spends
-    a fraction f of the wall time between steps, the cluster spends that
-    fraction of its time waiting for it, and its steps take 1 / (1 - f)
-    as long as they would without it. Measured on a loopback cluster
-    (1 ps, 3 workers, worker2 slowed 3x by the 'slow' test fault): 3.1x,
-    and 3.1x with two busy loops beside it. (Counting how often a reading found the worker
-    not yet in the newest step was tried first: a 3x lag read 3-4x on a
-    quiet machine but 8.75x and 19.3x in CI runs, as the chief's
-    readings come late while its own process computes and so over-sample
-    the others' wait.)
+    publishes its start): if worker i spends a fraction f of the wall
+    time between steps, the cluster spends that fraction of its time
+    waiting for it, and its steps take 1 / (1 - f) as long as they would
+    without it. Measured on a loopback cluster (1 ps, 3 workers, worker2
+    slowed 3x by the 'slow' test fault): 3.1x, and 3.1x with two busy
+    loops beside it. (Counting how often a reading found the worker not
+    yet in the newest step was tried first: a 3x lag read 3-4x on a quiet
+    machine but 8.75x and 19.3x in CI runs, as the chief's readings come
+    late while its own process computes and so over-sample the others'
+    wait.)
   - Slowness inside the step (slow compute: a slower machine, a noisy
     neighbour): the worker enters each step with the others, and started
     and completed cannot tell it from the workers waiting for it. The
@@ -37,8 +37,8 @@ its own. What distinguishes a slow worker:
     the previous step's gradients are pushed only once this step's are
     stored, all_reduce.Deferred, so the hand-over follows the compute). In
     collective_all_reduce the all-reduce is the wait, with no hand-over
-    point, so only the time between steps is judged; distributed_all_reduce has one
-    client and nobody to compare.
+    point, so only the time between steps is judged;
+    distributed_all_reduce has one client and nobody to compare.
   A worker's slowdown is the larger of the two, each relative to the
   median of the other workers'.
 * Asynchronous training: each worker steps at its own rate; the slowdown
