@@ -6,11 +6,17 @@ are handed over).
 The judge first, on board readings made up here; then real clusters.
 """
 
+import contextlib
+import types
+
 import pytest
+import tensorflow as tf
 
 from tests.cluster import helpers
 from tf_cnn_benchmarks import exit_codes
 from tf_cnn_benchmarks.cluster.task import progress_board
+from tf_cnn_benchmarks.cluster.task import runtime as runtime_lib
+from tf_cnn_benchmarks.cluster.task import step_repeats
 from tf_cnn_benchmarks.cluster.watch import stragglers
 
 LABELS = ['worker0', 'worker1', 'worker2']
@@ -112,6 +118,92 @@ def test_async_slow_rate_is_named_with_the_rate_ratio():
   assert [s['task'] for s in watch.reported()] == ['worker2']
   assert watch.reported()[0]['slowdown'] == pytest.approx(3.0, rel=0.05)
   assert len([line for line, _ in said if line]) == 1
+
+
+# -- what a worker puts on the board: its own gaps between steps
+
+class _Board:
+  """The board as _counted_step sees it: the gaps published with each
+  step's start (collective and tf2 steps), or the feeds of a step that
+  counts itself."""
+
+  def __init__(self):
+    self.started = []
+
+  def between_feed(self, seconds):
+    return {'between': seconds}
+
+  def publish_start(self, sess, timeout_ms, between=0.0):
+    del sess, timeout_ms
+    self.started.append(between)
+
+  def publish_completion(self, sess, timeout_ms):
+    del sess, timeout_ms
+
+  def settle(self, sess, timeout_ms):
+    del sess, timeout_ms
+
+
+def _runtime_on_a_clock(monkeypatch, board_in_step, lockstep=True):
+  """A worker's runtime with a fake board and a clock the test moves."""
+  clock = types.SimpleNamespace(now=100.0)
+  monkeypatch.setattr(runtime_lib, 'time', types.SimpleNamespace(
+      monotonic=lambda: clock.now))
+  role = types.SimpleNamespace(task_name='worker1', lockstep=lockstep)
+  runtime = runtime_lib.ClusterRuntime(role, types.SimpleNamespace())
+  runtime.board = _Board()
+  runtime._board_in_step = board_in_step  # pylint: disable=protected-access
+  runtime.checks = types.SimpleNamespace(
+      doing=lambda text, step=False: contextlib.nullcontext(),
+      rename_activity=lambda text: None, training_ended=lambda: None)
+  runtime.run_watch = types.SimpleNamespace(say=lambda line: None)
+  return runtime, clock
+
+
+def _step(runtime, clock, seconds, feeds=None):
+  def run(feed):
+    if feeds is not None:
+      feeds.append(feed)
+    clock.now += seconds
+  return runtime._counted_step(None, run)  # pylint: disable=protected-access
+
+
+def test_a_worker_publishes_its_gaps_and_leaves_a_checkpoint_save_out(
+    monkeypatch):
+  """Collective and tf2 steps publish their start with the gap since the
+  previous step returned; a save the task names (runtime.doing) between
+  them is left out: in a synchronous cluster the others wait for the
+  chief's save, which would otherwise make it a straggler."""
+  runtime, clock = _runtime_on_a_clock(monkeypatch, board_in_step=False)
+  _step(runtime, clock, 1.0)
+  clock.now += 0.25  # the worker's own loop
+  _step(runtime, clock, 1.0)
+  clock.now += 0.5
+  with runtime.doing('saving a checkpoint'):
+    clock.now += 30.0
+  clock.now += 0.125
+  _step(runtime, clock, 1.0)
+  assert runtime.board.started == [0.0, 0.25, 0.625]
+
+
+def test_a_step_that_counts_itself_feeds_its_gap_once(monkeypatch):
+  """Graph steps that count themselves feed the gap into their own run; an
+  attempt run again after a refused copy feeds 0 (step_repeats.py), or the
+  gap would be counted twice."""
+  runtime, clock = _runtime_on_a_clock(monkeypatch, board_in_step=True,
+                                       lockstep=False)
+  feeds = []
+  _step(runtime, clock, 1.0, feeds)
+  clock.now += 2.0
+  refusals = [tf.errors.AbortedError(
+      None, None, step_repeats.REFUSED_COPY_WORDS)]
+
+  def run(feed):
+    feeds.append(feed)
+    if refusals:
+      raise refusals.pop()
+  runtime._counted_step(None, run)  # pylint: disable=protected-access
+  assert feeds == [{'between': 0.0}, {'between': 2.0}, {'between': 0.0}]
 
 
 # -- real clusters: 1 ps + 3 synchronous parameter_server workers

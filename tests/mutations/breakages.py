@@ -326,6 +326,24 @@ BREAKAGES = (
         'a tf2 worker\'s time between steps never reaches the board, so the '
         'chief cannot name it a straggler'),
     Breakage(
+        'collective_gaps_not_published',
+        'tf_cnn_benchmarks/cluster/task/runtime.py',
+        'self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS, between)',
+        'self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS)',
+        ('tests/cluster/test_stragglers.py::test_a_worker_publishes_its_gaps_'
+         'and_leaves_a_checkpoint_save_out',),
+        'a collective or tf2 worker\'s time between steps never reaches the '
+        'board, so the chief cannot name it a straggler'),
+    Breakage(
+        'checkpoint_save_counted_as_a_gap',
+        'tf_cnn_benchmarks/cluster/task/runtime.py',
+        '0.0, now - returned - self._named_work_seconds)',
+        '0.0, now - returned)',
+        ('tests/cluster/test_stragglers.py::test_a_worker_publishes_its_gaps_'
+         'and_leaves_a_checkpoint_save_out',),
+        'the chief\'s checkpoint saves count as its slowness, so a long save '
+        'in a synchronous cluster names it a straggler'),
+    Breakage(
         'ps_placement_ignores_size',
         'tf_cnn_benchmarks/variable_update/cluster_base.py',
         'task = min(range(len(self.loads)), key=lambda i: (self.loads[i], i))',

@@ -68,6 +68,10 @@ class ClusterRuntime:
     # When the previous step returned (time.monotonic()): the board counts
     # the seconds from there to the next step's call (stragglers.py).
     self._previous_step_returned = None
+    # Seconds since then that the main thread spent on work it names
+    # (``doing``: a checkpoint save): not this worker's own slowness, so
+    # not counted in its gap.
+    self._named_work_seconds = 0.0
     self._last_step = None
     self._fault = test_hooks.planned_fault(role.task_name)
     # The cluster's parts of the graph (wire_graph).
@@ -249,6 +253,12 @@ class ClusterRuntime:
     return self._counted_step(
         sess, lambda feed: sess.run(fetches, feed, options=options))
 
+  def untimed_step_feed(self):
+    """A step that counts itself on the board is fed its gap; an extra
+    one (a traced step) is fed 0, so that it runs the timed steps' graph
+    and partitions (benchmarks/step_profile.py reads them)."""
+    return self.board.between_feed(0.0) if self._board_in_step else None
+
   def _counted_step(self, sess, run):
     """One step, ``run(feed)``: watched, with its test fault, and counted
     on the board around it when the step itself cannot count it (``feed``:
@@ -263,8 +273,13 @@ class ClusterRuntime:
       # spends between steps from these sums, not from how often a
       # reading happens to find it there (readings come late while the
       # chief computes, so they over-sample the others' wait).
+      # Work the task names (a checkpoint save, which the watchdog bounds
+      # on its own) is not the worker's slowness: it is left out, or the
+      # chief would be named for every long save of a synchronous cluster.
       returned, now = self._previous_step_returned, time.monotonic()
-      between = now - returned if returned is not None else 0.0
+      between = 0.0 if returned is None else max(
+          0.0, now - returned - self._named_work_seconds)
+      self._named_work_seconds = 0.0
       feeds = [None]
       if self._board_in_step:
         # Only the first attempt counts the gap; a repeated one feeds 0
@@ -303,11 +318,17 @@ class ClusterRuntime:
     if self._result is not None:
       self._result.repeated_steps.append({'step': step, 'refused': refused})
 
+  @contextlib.contextmanager
   def doing(self, text):
-    """The main thread is doing ``text`` (stall reports say so)."""
-    if self.checks is None:
-      return contextlib.nullcontext()
-    return self.checks.doing(text)
+    """The main thread is doing ``text`` between steps (stall reports say
+    so; the next step's gap leaves its time out)."""
+    started = time.monotonic()
+    try:
+      with (contextlib.nullcontext() if self.checks is None else
+            self.checks.doing(text)):
+        yield
+    finally:
+      self._named_work_seconds += time.monotonic() - started
 
   def timing_starts(self, stepper):
     self.rate.timing_starts(stepper)

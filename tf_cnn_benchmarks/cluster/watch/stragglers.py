@@ -14,7 +14,8 @@ its own. What distinguishes a slow worker:
     publishes its start): if worker i spends a fraction f of the wall
     time between steps, the cluster spends that fraction of its time
     waiting for it, and its steps take 1 / (1 - f) as long as they would
-    without it. Measured on a loopback cluster (1 ps, 3 workers, worker2
+    without it. (Work a task names between steps, the chief's checkpoint
+    saves, is not in its gaps: runtime.doing.) Measured on a loopback cluster (1 ps, 3 workers, worker2
     slowed 3x by the 'slow' test fault): 3.1x, and 3.1x with two busy
     loops beside it. (Counting how often a reading found the worker not
     yet in the newest step was tried first: a 3x lag read 3-4x on a quiet
