@@ -122,6 +122,10 @@ class SessionRuntime(Runtime, Protocol):
   def run_step(self, sess, fetches, options) -> Any:
     """One session.run step, watched."""
 
+  def untimed_step_feed(self) -> Any:
+    """The feed of an extra step outside the count (a traced one): the
+    same feed keys as the counted steps', so it runs their graph."""
+
 
 class FunctionRuntime(Runtime, Protocol):
   """A runtime the tf2 engine can run: tf.function steps

@@ -31,7 +31,8 @@ def profile_extra_step(sess, fetches, params, runtime, reporter):
   if params.partitioned_graph_file_prefix:
     options.output_partition_graphs = True
   metadata = tf1.RunMetadata()
-  sess.run(fetches, options=options, run_metadata=metadata)
+  sess.run(fetches, runtime.untimed_step_feed(), options=options,
+           run_metadata=metadata)
   if params.trace_file:
     path = runtime.task_file_path(params.trace_file)
     write_trace(metadata, path, params.use_chrome_trace_format)

@@ -73,6 +73,9 @@ class LocalRuntime:
     return self.run_function_step(
         lambda: sess.run(fetches, options=options))
 
+  def untimed_step_feed(self):
+    return None
+
   def run_function_step(self, run):
     """One step, ``run()`` (a session.run, or the tf2 engine's step),
     watched: named by its phase (a warm-up step, the timed steps) and
