@@ -243,6 +243,7 @@ def _drive(run, events, problems, say):
     problems['bounded'].append(missing_task)
     return
   run.wait(lambda: False, trial.delay)
+  at_drop = run.steps()
   host = run.hosts[trial.victim]
   events[chaos_plan.FAULT] = time.monotonic()
   run.fake.block_ssh(host, blocked=True)
@@ -269,8 +270,15 @@ def _drive(run, events, problems, say):
   after = run.steps()
   stuck = [w for w in run.workers() if after.get(w, 0) <= before.get(w, 0)]
   if stuck:
-    problems['cause'].append('the run did not go on after the ssh link '
-                             'drop: no new step of %s' % ', '.join(stuck))
+    # What each stuck worker's main thread is doing: a stall this trial
+    # met once in CI (28 Nov) left nothing else to go on.
+    problems['cause'].append(
+        'the run did not go on after the ssh link drop: no new step of %s '
+        'in %.0f s (steps shown: %s as the link dropped, %s once it was '
+        'back, %s after)\n%s' % (
+            ', '.join(stuck), chaos_plan.CARRY_ON_SECONDS, at_drop, before,
+            after, '\n'.join(helpers.stacks_of(run.pids[w], main_only=True)
+                               for w in stuck)))
   early = sorted(run.ended)
   if early or run.launcher.poll() is not None:
     problems['cause'].append('ended before the stop: %s' % (

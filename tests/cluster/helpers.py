@@ -168,14 +168,20 @@ def wait_for(predicate, timeout, what):
 PY_SPY = os.path.join(os.path.dirname(sys.executable), 'py-spy')
 
 
-def stacks_of(pid):
-  """Every thread's stack in process ``pid`` (py-spy dump), or why not."""
+def stacks_of(pid, main_only=False):
+  """Every thread's stack in process ``pid`` (py-spy dump), or only its
+  main thread's (``main_only``: short enough for a failure's one line),
+  or why not."""
   try:
     done = subprocess.run([PY_SPY, 'dump', '--pid', str(pid)],
                           capture_output=True, text=True, timeout=30)
   except (OSError, subprocess.TimeoutExpired) as e:
     return 'no stacks of pid %d: %s' % (pid, e)
-  return 'stacks of pid %d:\n%s%s' % (pid, done.stdout, done.stderr)
+  text = done.stdout
+  if main_only:
+    match = re.search(r'^Thread .*"MainThread"\n(?:    .*\n?)*', text, re.M)
+    text = match.group(0) if match else text
+  return 'stacks of pid %d:\n%s%s' % (pid, text, done.stderr)
 
 
 def local_losses(**overrides):
