@@ -53,12 +53,13 @@ def test_sync_worker_between_steps_three_quarters_is_named_once():
   _feed_lockstep(watch, 100, 0.75)  # 1 / (1 - 0.75) = 4x
   lines = [line for line, _ in said if line]
   assert len(lines) == 1, said
-  assert lines[0].startswith('Straggler: worker2 is 4.0x slower')
+  assert lines[0].startswith('Straggler: worker2 is 3.8x slower')
   # The record's entry follows the straggler to the last reading.
   found = said[-1][1]
   assert [s['task'] for s in found] == ['worker2']
-  # 4 over the others' 1 / (1 - 0.01).
-  assert found[0]['slowdown'] == pytest.approx(3.96, abs=0.01)
+  # Its 0.75 s of each 1 s step is 0.74 s more than the others' 0.01 s:
+  # 1 / (1 - 0.74).
+  assert found[0]['slowdown'] == pytest.approx(3.85, abs=0.01)
   assert found[0]['steps'][1] == 100
 
 
@@ -68,7 +69,20 @@ def test_the_lag_is_the_time_measured_not_how_often_readings_find_it():
   change nothing."""
   watch, said = _watch()
   _feed_lockstep(watch, 100, 2 / 3, started_lags=True)
-  assert watch.reported()[0]['slowdown'] == pytest.approx(2.97, abs=0.01)
+  assert watch.reported()[0]['slowdown'] == pytest.approx(2.91, abs=0.01)
+
+
+def test_the_others_own_gaps_are_not_counted_as_the_stragglers():
+  """The step waits only for the straggler's gap beyond the others':
+  0.8 s of a 1 s step against their 0.3 s is 2x (the step would take 0.5 s
+  without it), not the 3.5x of comparing 1 / (1 - share)."""
+  watch, _ = _watch()
+  for n in range(1, 101):
+    watch.take(_snapshot([n + 1] * 3, [n] * 3,
+                         between_seconds=[0.3 * n, 0.3 * n, 0.8 * n]),
+               float(n))
+  assert watch.reported()[0]['task'] == 'worker2'
+  assert watch.reported()[0]['slowdown'] == pytest.approx(2.0, abs=0.01)
 
 
 def test_sync_small_lags_name_nobody():

@@ -11,12 +11,14 @@ its own. What distinguishes a slow worker:
     for the straggler, which is still between steps. Each worker times
     its own gaps between steps and the board sums them
     (``between_seconds``, fed into the step's own run, or the run that
-    publishes its start): if worker i spends a fraction f of the wall
-    time between steps, the cluster spends that fraction of its time
-    waiting for it, and its steps take 1 / (1 - f) as long as they would
-    without it. (Work a task names between steps, the chief's checkpoint
-    saves, is not in its gaps: runtime.doing.) Measured on a loopback cluster (1 ps, 3 workers, worker2
-    slowed 3x by the 'slow' test fault): 3.1x, and 3.1x with two busy
+    publishes its start): the others wait inside the step while worker i
+    is between steps, so a step of wall time T in which it spends e more
+    than the median of the others' gaps would take T - e without it: its
+    slowdown is T / (T - e). (Work a task names between steps, the
+    chief's checkpoint saves, is not in its gaps: runtime.doing.)
+    Measured on a loopback cluster (1 ps, 3 workers, worker2 slowed 3x by
+    the 'slow' test fault): 3.06x; the share-based estimate this replaced
+    (1 / (1 - share) over the others') read 3.1x, and 3.1x with two busy
     loops beside it. (Counting how often a reading found the worker not
     yet in the newest step was tried first: a 3x lag read 3-4x on a quiet
     machine but 8.75x and 19.3x in CI runs, as the chief's readings come
@@ -136,7 +138,8 @@ class StragglerWatch:
     readings = list(self._readings)[start:]
     times = list(self._times)[start:]
     # Each measure: {client index: its cost}, compared with the others'.
-    lag_costs, compute_costs, rate_costs = {}, {}, {}
+    compute_costs, rate_costs = {}, {}
+    gaps = {}  # client index: (seconds between steps, wall seconds) a step
     for i in range(len(self.labels)):
       column = [r[i] for r in readings]
       if any(c is None for c in column) or len(column) < 2:
@@ -149,13 +152,24 @@ class StragglerWatch:
       if not self.lockstep:
         rate_costs[i] = elapsed / steps
         continue
-      if between[-1] > between[0] and elapsed > 0:  # the board has gaps
-        lag = min((between[-1] - between[0]) / elapsed, _MAX_LAG_FRACTION)
-        lag_costs[i] = 1 / (1 - lag)
+      if elapsed > 0:
+        gaps[i] = ((between[-1] - between[0]) / steps, elapsed / steps)
       if compute[-1] > compute[0]:  # the step times its compute
         compute_costs[i] = (compute[-1] - compute[0]) / steps
     slowdowns = {}
-    for costs in (lag_costs, compute_costs, rate_costs):
+    # Between steps: the cluster's step (the wall time a step, the same
+    # for all in lockstep) waits for a worker's gap beyond the others'
+    # typical one; without that excess it would take that much less.
+    # (Dividing 1 / (1 - share) by the others' over-reads when their own
+    # gaps are not ~0: 0.8 s of a 1 s step against their 0.3 s is 2x, not
+    # 3.5x.)
+    for i, (gap, step) in gaps.items():
+      others = [g for j, (g, _) in gaps.items() if j != i]
+      if others:
+        excess = min(max(0.0, gap - statistics.median(others)),
+                     _MAX_LAG_FRACTION * step)
+        slowdowns[i] = step / (step - excess)
+    for costs in (compute_costs, rate_costs):
       for i, cost in costs.items():
         others = [c for j, c in costs.items() if j != i]
         if others:
