@@ -277,8 +277,9 @@ def _drive(run, events, problems, say):
         'in %.0f s (steps shown: %s as the link dropped, %s once it was '
         'back, %s after)\n%s' % (
             ', '.join(stuck), chaos_plan.CARRY_ON_SECONDS, at_drop, before,
-            after, '\n'.join(helpers.stacks_of(run.pids[w], main_only=True)
-                               for w in stuck)))
+            after, '\n'.join(
+                '    ' + line for w in stuck for line in helpers.stacks_of(
+                    run.pids[w], main_only=True).splitlines())))
   early = sorted(run.ended)
   if early or run.launcher.poll() is not None:
     problems['cause'].append('ended before the stop: %s' % (

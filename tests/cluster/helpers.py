@@ -170,7 +170,7 @@ PY_SPY = os.path.join(os.path.dirname(sys.executable), 'py-spy')
 
 def stacks_of(pid, main_only=False):
   """Every thread's stack in process ``pid`` (py-spy dump), or only its
-  main thread's (``main_only``: short enough for a failure's one line),
+  main thread's (``main_only``: short enough for a failure's cause),
   or why not."""
   try:
     done = subprocess.run([PY_SPY, 'dump', '--pid', str(pid)],

@@ -5,8 +5,8 @@ Counts, not times: the tensors a step sends between tasks (one RecvTensor
 RPC each) come from the partitioned graph, the same on any machine. The
 trivial model has 6 variables: each is read once by the worker (the weight
 decay used to read it a second time), each gradient goes to the ps once,
-plus three small tensors: the board's compute-time edge and value, and the
-learning rate.
+plus four small tensors: the board's compute-time edge and value, its fed
+seconds between steps, and the learning rate.
 """
 
 import os

@@ -269,9 +269,9 @@ class ClusterRuntime:
       if self._fault is not None:
         self._fault.before_step(step, self.checks.rename_activity)
       # Timed here, after the fault's pause and before the step's call:
-      # the straggler judge reads what share of the wall time each worker
-      # spends between steps from these sums, not from how often a
-      # reading happens to find it there (readings come late while the
+      # the straggler judge reads how much longer each worker's gaps are
+      # than the others' from these sums, not from how often a reading
+      # happens to find it between steps (readings come late while the
       # chief computes, so they over-sample the others' wait).
       # Work the task names (a checkpoint save, which the watchdog bounds
       # on its own) is not the worker's slowness: it is left out, or the
@@ -321,7 +321,9 @@ class ClusterRuntime:
   @contextlib.contextmanager
   def doing(self, text):
     """The main thread is doing ``text`` between steps (stall reports say
-    so; the next step's gap leaves its time out)."""
+    so; the next step's gap leaves its time out). Between steps only, and
+    not nested: a section around a step, or inside another, would take
+    that time out of the next gap as well."""
     started = time.monotonic()
     try:
       with (contextlib.nullcontext() if self.checks is None else
