@@ -282,11 +282,10 @@ class ClusterRuntime:
       self._named_work_seconds = 0.0
       feeds = [None]
       if self._board_in_step:
-        # Only the first attempt counts the gap; a repeated one feeds 0
-        # (the same feed keys: another set would register another graph
-        # on every task).
-        feeds = [self.board.between_feed(between),
-                 self.board.between_feed(0.0)]
+        # Only the first attempt counts the gap; a repeated one is fed as
+        # an uncounted step (the same feed keys: another set would
+        # register another graph on every task).
+        feeds = [self.board.between_feed(between), self.untimed_step_feed()]
       else:
         self.board.publish_start(sess, deadlines.RPC_TIMEOUT_MS, between)
 
