@@ -68,6 +68,10 @@ class PlannedRun:
   launch_args: list = dataclasses.field(default_factory=list)
   # Variables added to the run's environment (venvs.test_environment).
   env: dict = dataclasses.field(default_factory=dict)
+  # Seconds of steps its --num_batches is calibrated to, where they differ
+  # from the runner's --target_seconds (studies/noise_sources.py compares
+  # run lengths in one interleaved plan); None: the runner's.
+  target_seconds: object = None
 
 
 @dataclasses.dataclass
@@ -335,11 +339,16 @@ def run_all(runs, result_dir, python=None, benchmark_script=None, timeout=None,
 
 
 def _calibrated(runs, noise, run_once, result_dir, stream):
-  """The runs with --num_batches for noise.target_seconds, from one
-  calibration run per configuration (kept out of the results)."""
+  """The runs with --num_batches for noise.target_seconds (or the run's
+  own), from one calibration run per configuration (kept out of the
+  results)."""
   step_of = {}
   calibrated = []
+  runner_noise = noise
   for run in runs:
+    noise = (runner_noise if run.target_seconds is None else
+             dataclasses.replace(runner_noise,
+                                 target_seconds=run.target_seconds))
     if noise.wants_calibration(run.flag_args):
       if run.name not in step_of:
         probe = dataclasses.replace(run, flag_args=noise.fixed_flags(

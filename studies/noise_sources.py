@@ -4,7 +4,8 @@ cut it? A/A pairs of one configuration under each candidate setting, taking
 turns, judged by the spread `compare` sees.
 
   python studies/noise_sources.py [--model trivial] [--pairs 12]
-      [--variants default,no_aslr,tcmalloc,...] [--target_seconds 5]
+      [--variants default,no_aslr,tcmalloc,...|runs_2x,runs_4x]
+      [--target_seconds 5]
       [--work_dir DIR] [--output results/noise_sources.json]
 
 studies/detection_power.py found the floor: two fresh processes of the same
@@ -62,6 +63,7 @@ class Variant:
   env: tuple = ()        # (name, value) pairs added to its environment
   flags: tuple = ()      # benchmark flags added
   needs: str = ''        # a file that must exist for the variant to run
+  length: float = 1.0    # its runs' length, in --target_seconds
 
 
 VARIANTS = {
@@ -76,7 +78,16 @@ VARIANTS = {
                         needs=LIBRARIES + '/libjemalloc.so.2'),
     'onednn_off': Variant(env=(('TF_ENABLE_ONEDNN_OPTS', '0'),)),
     'one_inter_thread': Variant(flags=('--num_inter_threads=1',)),
+    # Longer runs: the within-process spread (a run's halves) is about the
+    # pairs' spread times sqrt(2), as if a run's mean averaged noise that
+    # changes within seconds; if so, runs 2x and 4x as long spread
+    # 1/sqrt(2) and 1/2 as much, at 2x and 4x the machine time. Not in the
+    # default set (they cost most of its time).
+    'runs_2x': Variant(length=2.0),
+    'runs_4x': Variant(length=4.0),
 }
+DEFAULT_VARIANTS = ('default', 'no_aslr', 'tcmalloc', 'jemalloc', 'onednn_off',
+                    'one_inter_thread')
 
 
 def _wrapper_script(variant, python, folder, name):
@@ -92,9 +103,10 @@ def _wrapper_script(variant, python, folder, name):
   return path
 
 
-def plan(variants, pairs, flags, python, folder):
+def plan(variants, pairs, flags, python, folder, target_seconds=None):
   """Every run in order: round by round, each variant's A/A pair back to
-  back; the variants' order rotates and each pair's sides alternate."""
+  back; the variants' order rotates and each pair's sides alternate. A
+  variant of another length runs variant.length * target_seconds."""
   runs = []
   names = list(variants)
   for index in range(pairs):
@@ -106,7 +118,10 @@ def plan(variants, pairs, flags, python, folder):
         runs.append(runner.PlannedRun(
             name, list(flags) + list(variant.flags), side, index + 1, pairs,
             _wrapper_script(variant, python, folder, name),
-            env=dict(variant.env)))
+            env=dict(variant.env),
+            target_seconds=(variant.length * target_seconds
+                            if target_seconds and variant.length != 1.0
+                            else None)))
   return runs
 
 
@@ -124,7 +139,7 @@ def run_rows(outcomes):
           'images_per_sec': summary.get('images_per_sec'),
           'cpu_seconds_per_image': summary.get('cpu_seconds_per_image'),
           'other_cpu_share': summary.get('other_cpu_share'),
-          'reruns': outcome.reruns,
+          'reruns': outcome.reruns, 'seconds': outcome.seconds,
           'halves_log_ratio': (float(np.log(np.mean(steps[half:]) /
                                             np.mean(steps[:half])))
                                if half >= 2 else None)})
@@ -184,6 +199,9 @@ def figures(rows):
                                         2),
         'levene_p_vs_default': _round(levene),
         'reruns': int(runs['reruns'].sum()),
+        # What a run costs: a longer run's smaller spread is paid for here.
+        'median_run_seconds': _round(runs[runs['ok']]['seconds'].median()
+                                     if 'seconds' in runs else None, 1),
     }
   return table
 
@@ -198,7 +216,8 @@ def report(table):
   frame = pd.DataFrame(table).T
   frame = frame[['pairs', 'pair_sd', 'pair_sd_95', 'cpu_pair_sd',
                  'within_process_sd', 'caught_by_10_pairs_pct',
-                 'median_vs_default_pct', 'levene_p_vs_default', 'reruns']]
+                 'median_vs_default_pct', 'levene_p_vs_default', 'reruns',
+                 'median_run_seconds']]
   return frame.to_string()
 
 
@@ -208,7 +227,7 @@ def build_parser():
                       choices=sorted(detection_power.MODELS))
   parser.add_argument('--pairs', type=int, default=12,
                       help='A/A pairs per variant')
-  parser.add_argument('--variants', default=','.join(VARIANTS),
+  parser.add_argument('--variants', default=','.join(DEFAULT_VARIANTS),
                       help='comma-separated subset of %s' % ', '.join(VARIANTS))
   parser.add_argument('--target_seconds', type=float, default=5.0)
   parser.add_argument('--work_dir', help='where the runs write (default: a '
@@ -242,8 +261,8 @@ def main(argv=None):
   print('noise_sources: %s, %d pairs of each of %s, runs in %s' % (
       args.model, args.pairs, ', '.join(names), folder), flush=True)
   outcomes = runner.run_all(plan(names, args.pairs, flags, sys.executable,
-                                 folder), folder, python=sys.executable,
-                            noise=noise)
+                                 folder, args.target_seconds), folder,
+                            python=sys.executable, noise=noise)
   rows = run_rows(outcomes)
   table = figures(rows)
   print(report(table))
