@@ -75,3 +75,15 @@ def test_figures_are_the_pairs_spreads_with_their_interval_and_levene():
   assert table['default']['levene_p_vs_default'] is None
   assert table['no_aslr']['caught_by_10_pairs_pct'] < table['default'][
       'caught_by_10_pairs_pct']
+
+
+def test_a_longer_variant_runs_its_multiple_of_the_target(tmp_path):
+  runs = noise_sources.plan(['default', 'runs_2x', 'runs_4x'], 1,
+                            ['--model=trivial'], '/usr/bin/python3',
+                            str(tmp_path), target_seconds=5.0)
+  assert {(r.name, r.target_seconds) for r in runs} == {
+      ('default', None), ('runs_2x', 10.0), ('runs_4x', 20.0)}
+  # Without a target the runs are not calibrated: nothing to multiply.
+  runs = noise_sources.plan(['runs_4x'], 1, ['--model=trivial'],
+                            '/usr/bin/python3', str(tmp_path))
+  assert {r.target_seconds for r in runs} == {None}

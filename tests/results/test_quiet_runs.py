@@ -2,6 +2,7 @@
 benchmark: pinned CPUs and threads, calibrated length, disturbed runs set
 aside and run again, and the balanced order."""
 
+import io
 import os
 
 import pytest
@@ -86,6 +87,27 @@ def test_the_run_length_is_calibrated_to_the_target(tmp_path, capsys):
   commands = _commands(tmp_path)
   assert len(commands) == 3
   assert all('--num_batches=50' in command for command in commands)
+
+
+def test_a_run_of_its_own_length_is_calibrated_to_it_alone(tmp_path):
+  """studies/noise_sources.py's runs_2x: a run's own target_seconds (1 s:
+  100 of the fake's 0.01 s steps) for it, the runner's (0.5 s: 50) for the
+  runs after it."""
+  def run(name, label, target=None):
+    return runner.PlannedRun(name, ['--model=trivial'], label, 1, 1,
+                             target_seconds=target)
+  stream = io.StringIO()
+  outcomes = runner.run_all(
+      [run('long', 'a', 1.0), run('short', 'a'), run('long', 'b', 1.0),
+       run('short', 'b')], str(tmp_path), benchmark_script=FAKE_BENCHMARK,
+      stream=stream, noise=quiet_runs.NoiseControl(target_seconds=0.5))
+  assert all(outcome.ok for outcome in outcomes), stream.getvalue()
+  commands = _commands(tmp_path)
+  assert len(commands) == 4
+  lengths = sorted(c.split('--num_batches=')[1].split()[0] for c in commands)
+  assert lengths == ['100', '100', '50', '50'], commands
+  assert 'so --num_batches=100 for 1 s' in stream.getvalue()
+  assert 'so --num_batches=50 for 0.5 s' in stream.getvalue()
 
 
 def test_flags_that_set_the_length_are_not_calibrated(tmp_path, capsys):
