@@ -26,8 +26,10 @@ same for CPU seconds per image, the sd within a process (the log ratio of
 the mean step time of a run's second half to its first half: if it is far
 below the pairs' sd, the noise comes from what differs between processes),
 the slowdown 10 pairs would catch in 95% of trials at that spread, the
-median throughput against the default's, and Levene's test of its pairs'
-spread against the default's (scipy). The JSON holds every run it used.
+median throughput against the default's, Levene's test of its pairs'
+spread against the default's (scipy), and the machine seconds a run took
+(what a longer variant's spread is paid for with). The JSON holds every run
+it used, and the CPU model they ran on.
 """
 
 import argparse
@@ -78,11 +80,10 @@ VARIANTS = {
                         needs=LIBRARIES + '/libjemalloc.so.2'),
     'onednn_off': Variant(env=(('TF_ENABLE_ONEDNN_OPTS', '0'),)),
     'one_inter_thread': Variant(flags=('--num_inter_threads=1',)),
-    # Longer runs: the within-process spread (a run's halves) is about the
-    # pairs' spread times sqrt(2), as if a run's mean averaged noise that
-    # changes within seconds; if so, runs 2x and 4x as long spread
-    # 1/sqrt(2) and 1/2 as much, at 2x and 4x the machine time. Not in the
-    # default set (they cost most of its time).
+    # Longer runs: would a run's mean average the noise away? Only if it
+    # changes within seconds (then 4x the length halves the spread). It
+    # did not (README, "How small a slowdown": 20 s runs spread as 5 s
+    # ones). Not in the default set: they cost most of its time.
     'runs_2x': Variant(length=2.0),
     'runs_4x': Variant(length=4.0),
 }
@@ -206,6 +207,14 @@ def figures(rows):
   return table
 
 
+def _cpu_model(outcomes):
+  """The CPU the runs ran on, from their records (the same host for all:
+  the figures mean little across hosts)."""
+  return ', '.join(sorted({
+      (record.get('environment') or {}).get('cpu_model') or '?'
+      for outcome in outcomes for record in outcome.records})) or None
+
+
 def _round(value, digits=4):
   if value is None or (isinstance(value, float) and math.isnan(value)):
     return None
@@ -271,6 +280,7 @@ def main(argv=None):
   data = {'source': {'command': 'python studies/noise_sources.py ' + ' '.join(
               argv if argv is not None else sys.argv[1:]),
                      'commit': commit.stdout.strip(), 'model': args.model,
+                     'cpu_model': _cpu_model(outcomes),
                      'target_seconds': args.target_seconds},
           'variants': table, 'runs': rows.to_dict(orient='records')}
   with open(args.output, 'w') as out:

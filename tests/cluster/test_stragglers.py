@@ -18,6 +18,10 @@ from tf_cnn_benchmarks.cluster.task import progress_board
 from tf_cnn_benchmarks.cluster.task import runtime as runtime_lib
 from tf_cnn_benchmarks.cluster.task import step_repeats
 from tf_cnn_benchmarks.cluster.watch import stragglers
+from tf_cnn_benchmarks.config import run_mode
+from tf_cnn_benchmarks.engine_graph import checkpoints
+
+tf1 = tf.compat.v1
 
 LABELS = ['worker0', 'worker1', 'worker2']
 
@@ -200,6 +204,51 @@ def test_a_worker_publishes_its_gaps_and_leaves_a_checkpoint_save_out(
   clock.now += 0.25  # the save is left out of one gap only
   _step(runtime, clock, 1.0)
   assert runtime.board.started == [0.0, 0.25, 0.625, 0.25]
+
+
+def test_the_chiefs_checkpoint_save_runs_as_named_work(tmp_path):
+  """The save is left out of the chief's gap only because Checkpointer
+  runs it inside runtime.doing (the test above): a real save of a real
+  graph, by a runtime that notes what runs inside its named work."""
+  graph = tf.Graph()
+  with graph.as_default():
+    global_step = tf1.train.get_or_create_global_step()
+    advance = global_step.assign_add(1)
+    saver = tf1.train.Saver()
+  inside = []
+
+  class Runtime:
+    is_chief = True
+    named = None
+
+    @contextlib.contextmanager
+    def doing(self, text):
+      self.named = text
+      try:
+        yield
+      finally:
+        self.named = None
+
+  runtime = Runtime()
+
+  class Saver:
+    def save(self, *args, **kwargs):
+      inside.append(runtime.named)
+      return saver.save(*args, **kwargs)
+
+  rc = types.SimpleNamespace(
+      params=types.SimpleNamespace(train_dir=str(tmp_path),
+                                   save_model_steps=None,
+                                   save_model_secs=None),
+      mode=run_mode.RunMode.TRAINING)
+  built = types.SimpleNamespace(global_step=global_step, saver=Saver())
+  saving = checkpoints.Checkpointer(rc, built, runtime)
+  with tf1.Session(graph=graph) as sess:
+    sess.run(tf1.global_variables_initializer())
+    sess.run(advance)
+    saving.save(sess)
+  assert inside == ['saving a checkpoint to %s' % tmp_path]
+  assert tf1.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-1')
 
 
 def test_a_step_that_counts_itself_feeds_its_gap_once(monkeypatch):

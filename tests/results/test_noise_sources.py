@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 import scipy.stats
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -39,7 +40,7 @@ def test_each_round_runs_every_variants_pair_back_to_back_in_turn(tmp_path):
   assert by_name['default'].python == '/usr/bin/python3'
 
 
-def _rows(variant, ratios, cpu_ratios=None, halves=0.0):
+def _rows(variant, ratios, cpu_ratios=None, halves=0.0, seconds=10.0):
   rows = []
   for pair, ratio in enumerate(ratios, 1):
     cpu = ratio if cpu_ratios is None else cpu_ratios[pair - 1]
@@ -48,7 +49,8 @@ def _rows(variant, ratios, cpu_ratios=None, halves=0.0):
       rows.append({'variant': variant, 'pair': pair, 'side': side,
                    'ok': True, 'images_per_sec': ips,
                    'cpu_seconds_per_image': cost, 'other_cpu_share': 0.0,
-                   'reruns': 0, 'halves_log_ratio': halves})
+                   'reruns': 0, 'halves_log_ratio': halves,
+                   'seconds': seconds + pair})
   return rows
 
 
@@ -56,8 +58,13 @@ def test_figures_are_the_pairs_spreads_with_their_interval_and_levene():
   noisy = [1.1, 0.9, 1.05, 0.95, 1.2, 0.85]
   quiet = [1.01, 0.99, 1.005, 0.995, 1.02, 0.985]
   rows = pd.DataFrame(_rows('default', noisy) +
-                      _rows('no_aslr', quiet, cpu_ratios=[1.0] * 6))
+                      _rows('no_aslr', quiet, cpu_ratios=[1.0] * 6,
+                            seconds=20.0))
   table = noise_sources.figures(rows)
+  # What a run cost: the median of its 12 runs' seconds (11 to 16, and 21
+  # to 26).
+  assert table['default']['median_run_seconds'] == 13.5
+  assert table['no_aslr']['median_run_seconds'] == 23.5
   logs = np.log(noisy)
   sd = float(np.std(logs, ddof=1))
   assert table['default']['pairs'] == 6
@@ -87,3 +94,25 @@ def test_a_longer_variant_runs_its_multiple_of_the_target(tmp_path):
   runs = noise_sources.plan(['runs_4x'], 1, ['--model=trivial'],
                             '/usr/bin/python3', str(tmp_path))
   assert {r.target_seconds for r in runs} == {None}
+
+
+def test_the_study_hands_its_target_to_the_plan_and_the_runner(tmp_path,
+                                                              monkeypatch):
+  """Without it runs_4x would run the default's 5 s and be called longer."""
+  planned = {}
+
+  class Planned(Exception):
+    pass
+
+  def run_all(runs, folder, python, noise):
+    del folder, python
+    planned.update(runs=runs, noise=noise)
+    raise Planned()
+  monkeypatch.setattr(noise_sources.runner, 'run_all', run_all)
+  with pytest.raises(Planned):
+    noise_sources.main(['--pairs', '3', '--variants', 'default,runs_4x',
+                        '--target_seconds', '2', '--work_dir', str(tmp_path),
+                        '--output', str(tmp_path / 'figures.json')])
+  assert {(r.name, r.target_seconds) for r in planned['runs']} == {
+      ('default', None), ('runs_4x', 8.0)}
+  assert planned['noise'].target_seconds == 2.0

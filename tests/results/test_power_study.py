@@ -179,28 +179,39 @@ def test_a_power_goal_is_met_only_on_enough_trials():
 
 def test_the_false_alarm_goal_asks_the_upper_end_and_says_what_shows_it():
   """README: showing the <= 8% upper end with no false alarm takes 45
-  trials; a model's goal and the suite's family-wise one are one test."""
-  assert power_figures.trials_to_show_no_alarm() == 45
+  trials; with the alarms seen so far and no more, one takes 67, two 87;
+  a model's goal and the suite's family-wise one are one test."""
+  assert [power_figures.trials_to_show(alarms) for alarms in (0, 1, 2)] == [
+      45, 67, 87]
+  for alarms, trials in ((0, 45), (1, 67), (2, 87)):
+    assert power_figures.proportion(alarms, trials)['high'] <= 0.08
+    assert power_figures.proportion(alarms, trials - 1)['high'] > 0.08
+  assert power_figures.goals('trivial', {
+      'false_alarms': {'8': power_figures.proportion(2, 20),
+                       '10': power_figures.proportion(1, 20)},
+      'power': {}})['aa_trials_to_show_with_no_more_alarms'] == 87
   met = power_figures.false_alarms_met
   assert met({'10': power_figures.proportion(0, 45)})
   assert not met({'10': power_figures.proportion(0, 44)})
   assert not met({'6': power_figures.proportion(0, 45),
                   '10': power_figures.proportion(3, 45)})   # 6.7% > 5%
   assert not met({'10': None})
-  def suite_goals(trials):
+  def suite_goals(trials, regressions=0):
     return power_figures.suite_figures(
         power_figures.SUITE_PREFIX + 's.toml', _runs('s/0/0', 0.0, [1, 2],
                                                      [1, 2]),
-        pd.DataFrame({'trials': [trials], 'regressions': [0]},
+        pd.DataFrame({'trials': [trials], 'regressions': [regressions]},
                      index=pd.MultiIndex.from_tuples(
                          [(power_figures.SUITE_PREFIX + 's.toml', 0.0, 10)])),
         [10])['goals']
   assert suite_goals(45) == {'family_false_alarms_met': True,
-                             'trials_to_show_with_no_alarm': 45}
+                             'trials_to_show_with_no_more_alarms': 45}
   assert not suite_goals(4)['family_false_alarms_met']
+  assert suite_goals(20, 1) == {'family_false_alarms_met': False,
+                                'trials_to_show_with_no_more_alarms': 67}
   lines = power_figures._false_alarm_goal_line('false alarms', False, 13, 45)  # pylint: disable=protected-access
-  assert lines.endswith('NOT met (13 trials; with no false alarm, 45 show '
-                        'the upper end <= 8%)')
+  assert lines.endswith('NOT met (13 trials; with no more false alarms, 45 '
+                        'show the upper end <= 8%)')
 
 
 def test_the_source_counts_runs_run_again_apart_from_their_tries():

@@ -42,8 +42,8 @@ its own. What distinguishes a slow worker:
     collective_all_reduce the all-reduce is the wait, with no hand-over
     point, so only the time between steps is judged;
     distributed_all_reduce has one client and nobody to compare.
-  A worker's slowdown is the larger of the two, each relative to the
-  median of the other workers'.
+  A worker's slowdown is the larger of the two: its compute per step over
+  the median of the others', and T / (T - e) for its gaps beyond theirs.
 * Asynchronous training: each worker steps at its own rate; the slowdown
   is the median of the others' rates over its own.
 
@@ -59,7 +59,7 @@ from typing import Callable, List, Optional
 
 # Readings (about one a second) a slowdown is judged over.
 WINDOW = 20
-# Slowdown, relative to the median of the other workers, that is reported.
+# Slowdown (against the other workers: module docstring) that is reported.
 THRESHOLD = 2.0
 # A reported straggler is reported again once its slowdown grew this much.
 WORSE_FACTOR = 1.5
