@@ -9,6 +9,8 @@ comes, and this test's own session pushes to its queue.
 """
 
 import inspect
+import subprocess
+import sys
 import threading
 import time
 import types
@@ -49,6 +51,18 @@ def _push(ps_address, pairs):
       sess.run(push, options=tf1.RunOptions(timeout_in_ms=20000))
 
 
+def _push_in_a_child(ps_address, pairs):
+  """_push in a process of its own, bounded: a session to a ps that exits
+  under it (a forged signal read as DONE, as a breakage makes it) can hang
+  in its close, and the test must then fail, not hang (the mutation check
+  once waited out its 600 s here)."""
+  subprocess.run(
+      [sys.executable, '-c', 'import sys; from tests.cluster import '
+       'test_done_signals as t; t._push(sys.argv[1], eval(sys.argv[2]))',
+       ps_address, repr(list(pairs))],
+      cwd=helpers.REPO, timeout=90, check=True)
+
+
 def test_a_forged_done_signal_is_refused_and_the_real_one_ends_the_ps(
     tmp_path):
   ps_address = '127.0.0.1:%d' % helpers.free_port()
@@ -65,7 +79,7 @@ def test_a_forged_done_signal_is_refused_and_the_real_one_ends_the_ps(
                      'the ps to serve')
     # An unknown kind for worker0 (read as its DONE before), and DONE of a
     # client index the cluster does not have.
-    _push(ps_address, [(7, 0), (done_signals.DONE, 5)])
+    _push_in_a_child(ps_address, [(7, 0), (done_signals.DONE, 5)])
     helpers.wait_for(lambda: helpers.read(log).count('refused a signal') == 2,
                      30, 'two refusals in ' + helpers.read(log))
     time.sleep(2)
@@ -74,7 +88,7 @@ def test_a_forged_done_signal_is_refused_and_the_real_one_ends_the_ps(
     text = helpers.read(log)
     assert 'kind 7 is neither ARRIVED' in text, text
     assert 'client index 5 is not one of' in text, text
-    _push(ps_address, [(done_signals.DONE, 0)])
+    _push_in_a_child(ps_address, [(done_signals.DONE, 0)])
     assert ps.wait(timeout=30) == 0, helpers.read(log)
     assert 'worker0 is done (1 of 1)' in helpers.read(log)
   finally:
