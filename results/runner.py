@@ -344,14 +344,13 @@ def _calibrated(runs, noise, run_once, result_dir, stream):
   results)."""
   step_of = {}
   calibrated = []
-  runner_noise = noise
   for run in runs:
-    noise = (runner_noise if run.target_seconds is None else
-             dataclasses.replace(runner_noise,
-                                 target_seconds=run.target_seconds))
-    if noise.wants_calibration(run.flag_args):
+    # A run of its own length (noise_sources' runs_4x) is calibrated to it.
+    own = (noise if run.target_seconds is None else
+           dataclasses.replace(noise, target_seconds=run.target_seconds))
+    if own.wants_calibration(run.flag_args):
       if run.name not in step_of:
-        probe = dataclasses.replace(run, flag_args=noise.fixed_flags(
+        probe = dataclasses.replace(run, flag_args=own.fixed_flags(
             quiet_runs.calibration_flags(run.flag_args)))
         with tempfile.TemporaryDirectory(prefix='.calibration-',
                                          dir=result_dir) as scratch:
@@ -359,14 +358,14 @@ def _calibrated(runs, noise, run_once, result_dir, stream):
               run_once(probe, scratch).record_paths)
         print('calibration of %s: %s' % (run.name, (
             '%.4f s a step, so %s for %g s' % (
-                step_of[run.name], noise.calibrated_flags(
-                    [], step_of[run.name])[0], noise.target_seconds)
+                step_of[run.name], own.calibrated_flags(
+                    [], step_of[run.name])[0], own.target_seconds)
             if step_of[run.name] else 'no step time; its flags as given')),
               file=stream, flush=True)
       if step_of[run.name]:
-        run = dataclasses.replace(run, flag_args=noise.calibrated_flags(
+        run = dataclasses.replace(run, flag_args=own.calibrated_flags(
             run.flag_args, step_of[run.name]))
-    elif noise.target_seconds and run.name not in step_of:
+    elif own.target_seconds and run.name not in step_of:
       # Said, not silent: a suite file's --num_batches (the quick suite's
       # 30) wins over --target_seconds.
       step_of[run.name] = None

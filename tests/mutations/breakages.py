@@ -1135,8 +1135,8 @@ BREAKAGES = (
     Breakage(
         'own_run_length_carried_on',
         'results/runner.py',
-        "    noise = (runner_noise if run.target_seconds is None else",
-        "    noise = (noise if run.target_seconds is None else",
+        "    own = (noise if run.target_seconds is None else",
+        "    own = noise = (noise if run.target_seconds is None else",
         ('tests/results/test_quiet_runs.py::test_a_run_of_its_own_length_is_'
          'calibrated_to_it_alone',),
         "a run's own --target_seconds (noise_sources' runs_4x) is carried on "
