@@ -8,6 +8,12 @@ import pytest
 # Before TensorFlow is imported anywhere: keep its C++ INFO/WARNING lines out
 # of test output (errors still show).
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+# The same kernels on every host, for this process and the runs it starts:
+# TensorFlow turns oneDNN on by itself only on CPUs with AVX-512 VNNI, BF16
+# or AMX. Without it NCHW cannot run on a CPU (run_config refuses it), and
+# on an AVX2 host the suite's training runs on TensorFlow's own kernels,
+# about half as fast (PERFORMANCE.md's levers: TF_ENABLE_ONEDNN_OPTS=0).
+os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:

@@ -259,6 +259,29 @@ def test_tf_build_follows_the_onednn_switch():
   assert metadata.version(name) == __import__('tensorflow').__version__
 
 
+def test_nchw_on_a_cpu_without_onednn_is_refused_before_anything_runs(
+    tmp_path):
+  """TensorFlow's own CPU kernels pool in NHWC only: with oneDNN off, NCHW
+  is refused up front with the way out, not failed at the first step."""
+  done = {}
+  for value in ('0', '1'):
+    result_dir = tmp_path / value
+    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS=value)
+    done[value] = subprocess.run(
+        [sys.executable, SCRIPT, '--model=lenet', '--data_format=NCHW',
+         '--batch_size=2', '--num_batches=2', '--num_warmup_batches=1',
+         '--result_dir=%s' % result_dir],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+  off, on = done['0'], done['1']
+  assert off.returncode == exit_codes.USAGE, off.stdout + off.stderr
+  assert ('oneDNN is off in this process: TF_ENABLE_ONEDNN_OPTS=0 turns it '
+          'off. Run with TF_ENABLE_ONEDNN_OPTS=1') in off.stderr
+  assert not (tmp_path / '0').exists() or not any((tmp_path / '0').iterdir())
+  # With oneDNN on, the same NCHW run trains (the refusal is not blanket).
+  assert on.returncode == exit_codes.OK, on.stdout + on.stderr
+  assert 'total images/sec' in on.stdout
+
+
 def test_no_tensorflow_says_how_to_install_one():
   script = ('import sys; sys.modules["tensorflow"] = None; '
             'from tf_cnn_benchmarks import cli; '

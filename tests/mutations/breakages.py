@@ -1142,6 +1142,22 @@ BREAKAGES = (
         "a run's own --target_seconds (noise_sources' runs_4x) is carried on "
         'to the runs after it'),
     Breakage(
+        'nchw_refused_whatever_onednn',
+        'tf_cnn_benchmarks/config/run_config.py',
+        "  if environment.tf_build()['onednn'] is not False:\n    return\n",
+        '',
+        ('tests/test_driver.py::test_nchw_on_a_cpu_without_onednn_is_'
+         'refused_before_anything_runs',),
+        'NCHW on a CPU is refused even with oneDNN on'),
+    Breakage(
+        'nchw_without_onednn_not_refused',
+        'tf_cnn_benchmarks/config/run_config.py',
+        "    _refuse_nchw_without_onednn()\n",
+        "    pass\n",
+        ('tests/test_driver.py::test_nchw_on_a_cpu_without_onednn_is_'
+         'refused_before_anything_runs',),
+        'NCHW on a CPU without oneDNN fails at its first step instead'),
+    Breakage(
         'cpu_metric_higher_is_better',
         'results/comparison.py',
         "           'cpu_seconds_per_image': ('CPU s/image', False),",

@@ -651,7 +651,9 @@ FLAG_SPECS = (
              'harness does not build it for the older ones',
              enum_values=('', 'FP32', 'FP16', 'INT8')),
     _refused('mkl', 'boolean', False,
-             'oneDNN (formerly MKL) is always on in TensorFlow 2.x CPU wheels'),
+             'oneDNN (formerly MKL) is TensorFlow 2.x\'s own switch: '
+             'TF_ENABLE_ONEDNN_OPTS=1 turns it on (on by default on CPUs '
+             'with AVX-512 VNNI, BF16 or AMX)'),
     _refused('debugger', 'string', None,
              'tfdbg was removed from TensorFlow 2.x'),
     _refused('horovod_device', 'string', '',

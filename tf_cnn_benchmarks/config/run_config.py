@@ -21,6 +21,7 @@ from tf_cnn_benchmarks.config import gpu_settings
 from tf_cnn_benchmarks.config import run_mode
 from tf_cnn_benchmarks.config import usage_errors
 from tf_cnn_benchmarks.config.usage_errors import UsageError
+from tf_cnn_benchmarks.measure import environment
 from tf_cnn_benchmarks.variable_update import all_reduce_spec
 
 DEFAULT_NUM_BATCHES = 100
@@ -241,6 +242,8 @@ def resolve(params, cluster_role=None) -> RunConfig:
 
   data_format = params.data_format or ('NCHW' if device_type == 'gpu'
                                        else 'NHWC')
+  if data_format == 'NCHW' and device_type == 'cpu':
+    _refuse_nchw_without_onednn()
 
   compute_dtype = _compute_dtype(params, device_type)
 
@@ -278,6 +281,24 @@ def resolve(params, cluster_role=None) -> RunConfig:
           params.piecewise_learning_rate_schedule)
                           if params.piecewise_learning_rate_schedule
                           else None))
+
+
+def _refuse_nchw_without_onednn():
+  """NCHW on a CPU runs only on oneDNN's kernels: TensorFlow's own CPU
+  pooling and convolution kernels are NHWC only, so without oneDNN the run
+  would fail at its first step with a kernel error. TensorFlow turns oneDNN
+  on by itself only on CPUs with AVX-512 VNNI, BF16 or AMX."""
+  if environment.tf_build()['onednn'] is not False:
+    return
+  switch = os.environ.get('TF_ENABLE_ONEDNN_OPTS')
+  why = ('TF_ENABLE_ONEDNN_OPTS=%s turns it off' % switch if switch else
+         'TensorFlow turns it on by itself only on CPUs with AVX-512 VNNI, '
+         'BF16 or AMX, which this one lacks')
+  raise UsageError(
+      '--data_format=NCHW on the CPU needs TensorFlow\'s oneDNN kernels '
+      '(its own CPU kernels pool and convolve in NHWC only), and oneDNN is '
+      'off in this process: %s. Run with TF_ENABLE_ONEDNN_OPTS=1 to turn it '
+      'on, or drop --data_format (NHWC is the CPU default).' % why)
 
 
 def _compute_dtype(params, device_type):
