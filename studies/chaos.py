@@ -322,7 +322,8 @@ def _inject(trial, cluster, events, expect, disk, sides, problems, say):
   elif fault == 'sighup':
     os.kill(pid, signal.SIGHUP)  # its terminal closed
   elif fault == 'malformed_note':
-    chaos_faults.forge_note(trial, cluster.addresses)
+    events[chaos_plan.FAULT] = chaos_faults.forge_note(trial,
+                                                       cluster.addresses)
   elif fault == 'sigstop':
     os.kill(pid, signal.SIGSTOP)
   elif fault in ('link_down', 'link_blip'):

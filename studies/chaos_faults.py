@@ -10,9 +10,11 @@ tests use; signals are plain os.kill.)
 import argparse
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
+import time
 
 
 class SmallDisk:
@@ -165,7 +167,11 @@ def forge_note(trial, addresses):
   """Writes a malformed exit note as the victim's, through the board's own
   post op, from a process outside the cluster that can reach the board's
   host (as anyone on its network can: TensorFlow's server has no
-  authentication). Raises if the write did not happen."""
+  authentication). Returns the time.monotonic() just before the post (a
+  system-wide clock, the same in every process here): the fault is the
+  post, not the forger's start, which first imports TensorFlow and opens a
+  session, several seconds on a loaded host. Raises if the write did not
+  happen."""
   host = 'ps0' if trial.num_ps else 'worker0'
   text = random.Random(trial.seed).choice(FORGED_NOTES)
   result = subprocess.run(
@@ -178,6 +184,8 @@ def forge_note(trial, addresses):
   if result.returncode != 0:
     raise RuntimeError('could not forge the note: %s' %
                        result.stderr.strip()[-800:])
+  return float(re.search(r'^posting at (\S+)$', result.stdout,
+                         re.M).group(1))
 
 
 def _forge(args):
@@ -194,6 +202,7 @@ def _forge(args):
   job = args.device.split('/')[1]
   config = tf1.ConfigProto(device_filters=['/%s/task:0' % job])
   with tf1.Session(args.target, config=config) as sess:
+    print('posting at %.6f' % time.monotonic(), flush=True)
     sess.run(board._post_note, {  # pylint: disable=protected-access
         board._note_index: args.index, board._note_text: args.text},  # pylint: disable=protected-access
              options=tf1.RunOptions(timeout_in_ms=FORGE_SECONDS * 1000 // 2))

@@ -118,9 +118,10 @@ def test_trains_with_finite_loss(name):
 
 @pytest.mark.slow
 def test_inception3_trains_in_nchw():
-  # NCHW fused batch norm, average pooling and the aux head on CPU.
+  # NCHW fused batch norm, average pooling and the aux head on CPU. One
+  # step: NCHW on oneDNN's CPU kernels took 240 s for two on an AVX2 host.
   losses = inspect_model.train_steps(registry.get_model('inception3'),
-                                     steps=2, batch_size=1,
+                                     steps=1, batch_size=1,
                                      data_format='NCHW')
   assert np.all(np.isfinite(losses)), losses
 
