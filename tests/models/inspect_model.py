@@ -12,9 +12,13 @@ tf1 = tf.compat.v1
 
 
 def build_single_tower(spec, batch_size=1, data_format='NHWC',
-                       is_training=True, compute_dtype=tf.float32):
+                       is_training=True, compute_dtype=tf.float32,
+                       image_size=None):
   """Returns (graph, images placeholder, ModelOutput) for one tower; for a
-  model that reads ids (ncf) the placeholder is its int32 ids instead."""
+  model that reads ids (ncf) the placeholder is its int32 ids instead.
+  ``image_size`` overrides the spec's (a network that ends in a global
+  pool builds at a smaller input too)."""
+  image_size = image_size or spec.image_size
   graph = tf.Graph()
   with graph.as_default():
     b = layers.Builder(data_format=data_format, is_training=is_training,
@@ -25,7 +29,7 @@ def build_single_tower(spec, batch_size=1, data_format='NHWC',
       x = images
     else:
       images = tf1.placeholder(
-          tf.float32, [batch_size, spec.image_size, spec.image_size, 3],
+          tf.float32, [batch_size, image_size, image_size, 3],
           name='images')
       x = b.to_layout(tf.cast(images, compute_dtype))
     with tf1.variable_scope('v0'):

@@ -132,7 +132,8 @@ def test_cifar_alexnet_trains_in_nchw():
   assert np.all(np.isfinite(losses)), losses
 
 
-def assert_same_logits_in_both_layouts(spec, batch_size=2, rtol=1e-4):
+def assert_same_logits_in_both_layouts(spec, batch_size=2, rtol=1e-4,
+                                       image_size=None):
   """Same weights and images give the same logits in NHWC and NCHW.
 
   Builds the inference graph in each layout, initialises the NCHW graph's
@@ -141,16 +142,16 @@ def assert_same_logits_in_both_layouts(spec, batch_size=2, rtol=1e-4):
   that the layout is threaded through every layer (pool windows, concat axis,
   LRN, flatten order), not only that the shapes come out right.
   """
+  image_size = image_size or spec.image_size
   rng = np.random.RandomState(0)
   images_value = rng.uniform(
-      -1, 1, [batch_size, spec.image_size, spec.image_size, 3]).astype(
-          np.float32)
+      -1, 1, [batch_size, image_size, image_size, 3]).astype(np.float32)
   weights = None
   logits = {}
   for data_format in ('NHWC', 'NCHW'):
     graph, images, out = inspect_model.build_single_tower(
         spec, batch_size=batch_size, data_format=data_format,
-        is_training=False)
+        is_training=False, image_size=image_size)
     with graph.as_default(), tf1.Session(graph=graph) as sess:
       variables = tf1.global_variables()
       if weights is None:
