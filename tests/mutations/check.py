@@ -29,8 +29,10 @@ import argparse
 import concurrent.futures
 import dataclasses
 import importlib
+import json
 import os
 import queue
+import select
 import shutil
 import signal
 import subprocess
@@ -42,11 +44,13 @@ import xml.etree.ElementTree as ElementTree
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 # Not copied: git's and the venv's (large, not the code under test), the
-# caches, and run records.
-_NOT_COPIED = shutil.ignore_patterns('.git', '.venv', '__pycache__',
-                                     '.pytest_cache', '*.egg-info', 'build',
-                                     'runs')
+# caches, and run records. The bytecode is copied (`make bytecode`): a guard
+# then compiles only the file its breakage rewrote (newer than its .pyc).
+_NOT_COPIED = shutil.ignore_patterns('.git', '.venv', '.pytest_cache',
+                                     '*.egg-info', 'build', 'runs')
 KILLED, SURVIVED, UNCHECKED = 'killed', 'SURVIVED', 'unchecked'
+_WARM_PYTEST = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            'warm_pytest.py')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,62 +142,133 @@ def _verdict(junit_path, guards):
   return SURVIVED, 'every guard passed on the broken code'
 
 
-def run_guards(tree, breakage, timeout):
-  """Applies ``breakage`` in ``tree``, runs its guards, restores the file;
-  returns its Outcome."""
+class WarmPytest:
+  """A warm_pytest server in one tree copy: starts each breakage's guards
+  in a child forked with TensorFlow already loaded (warm_pytest.py says
+  why), and restarts itself if it dies."""
+
+  def __init__(self, tree):
+    self.tree = tree
+    self.proc = None
+    self._pending = b''
+
+  def _start(self):
+    # Run by path from this checkout (a tree need not hold it), as `-m`
+    # would run it: the copy (cwd) first on sys.path, this folder not on it.
+    self.proc = subprocess.Popen(
+        [sys.executable, '-c', 'import runpy; runpy.run_path(%r, '
+         'run_name="__main__")' % _WARM_PYTEST], cwd=self.tree,
+        env=_child_env(self.tree), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
+        start_new_session=True)
+    self._pending = b''
+
+  def _line(self, deadline):
+    """The server's next line, or None if none came before ``deadline``
+    (None: no limit). EOFError if the server died."""
+    while b'\n' not in self._pending:
+      wait = None if deadline is None else max(0, deadline - time.monotonic())
+      ready, _, _ = select.select([self.proc.stdout], [], [], wait)
+      if not ready:
+        return None
+      chunk = os.read(self.proc.stdout.fileno(), 4096)
+      if not chunk:
+        raise EOFError('the warm pytest server ended')
+      self._pending += chunk
+    line, self._pending = self._pending.split(b'\n', 1)
+    return line.decode()
+
+  def run(self, args, log, timeout):
+    """Runs pytest ``args`` in a fresh child; its exit code, or None when
+    it ran over ``timeout`` seconds (then it and all it started are
+    killed)."""
+    if self.proc is None or self.proc.poll() is not None:
+      self._start()
+    self.proc.stdin.write((json.dumps({'args': args, 'log': log}) +
+                           '\n').encode())
+    pid = int(self._line(None).split()[1])
+    line = self._line(time.monotonic() + timeout)
+    if line is None:
+      os.killpg(pid, signal.SIGKILL)
+      self._line(None)
+      return None
+    return int(line.split()[1])
+
+  def close(self):
+    if self.proc is not None:
+      self.proc.stdin.close()
+      try:
+        self.proc.wait(timeout=30)
+      except subprocess.TimeoutExpired:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def run_guards(tree, breakage, timeout, pytest_runner=None):
+  """Applies ``breakage`` in ``tree``, runs its guards (in
+  ``pytest_runner``, a WarmPytest of that tree, or a new one), restores
+  the file; returns its Outcome."""
   path = os.path.join(tree, breakage.path)
   with open(path) as f:
     original = f.read()
   start = time.monotonic()
   junit = os.path.join(tree, '.mutation-%s.xml' % breakage.id)
+  log = os.path.join(tree, '.mutation-%s.log' % breakage.id)
+  runner = pytest_runner or WarmPytest(tree)
   try:
     with open(path, 'w') as f:
       f.write(original.replace(breakage.find, breakage.replace, 1))
-    cmd = [sys.executable, '-m', 'pytest', '-q', '-x', '-p',
-           'no:cacheprovider', '--junitxml', junit, '-o',
-           'junit_family=xunit1'] + list(breakage.guards)
-    proc = subprocess.Popen(cmd, cwd=tree, env=_child_env(tree),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    args = ['-q', '-x', '-p', 'no:cacheprovider', '--junitxml', junit, '-o',
+            'junit_family=xunit1'] + list(breakage.guards)
     try:
-      out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-      os.killpg(proc.pid, signal.SIGKILL)
-      proc.communicate()
+      code = runner.run(args, log, timeout)
+    except EOFError as e:
+      return Outcome(breakage, UNCHECKED, time.monotonic() - start, str(e))
+    if code is None:
       return Outcome(breakage, UNCHECKED, time.monotonic() - start,
                      'its guards ran over %d s' % timeout)
     verdict, detail = _verdict(junit, breakage.guards)
-    if verdict == UNCHECKED and proc.returncode not in (0, 1):
-      detail += '; pytest exit %d: %s' % (
-          proc.returncode, out.decode(errors='replace')[-800:])
+    if verdict == UNCHECKED and code not in (0, 1):
+      with open(log, errors='replace') as f:
+        detail += '; pytest exit %d: %s' % (code, f.read()[-800:])
     return Outcome(breakage, verdict, time.monotonic() - start, detail)
   finally:
     with open(path, 'w') as f:
       f.write(original)
-    if os.path.exists(junit):
-      os.remove(junit)
+    for made in (junit, log):
+      if os.path.exists(made):
+        os.remove(made)
+    if pytest_runner is None:
+      runner.close()
 
 
 def check(breakages, jobs=2, timeout=600, root=REPO, say=print):
   """Runs every breakage; returns its Outcomes (in the list's order)."""
   with tempfile.TemporaryDirectory(prefix='mutations-') as work:
-    trees = queue.Queue()
+    runners = queue.Queue()
+    started = []
     for i in range(max(1, jobs)):
       os.mkdir(os.path.join(work, str(i)))
-      trees.put(copy_tree(root, os.path.join(work, str(i))))
+      runner = WarmPytest(copy_tree(root, os.path.join(work, str(i))))
+      started.append(runner)
+      runners.put(runner)
 
     def one(breakage):
-      tree = trees.get()
+      runner = runners.get()
       try:
-        outcome = run_guards(tree, breakage, timeout)
+        outcome = run_guards(runner.tree, breakage, timeout, runner)
       finally:
-        trees.put(tree)
+        runners.put(runner)
       say('%-9s %-34s %5.0f s  %s' % (outcome.verdict, breakage.id,
                                       outcome.seconds, outcome.detail[:160]))
       return outcome
 
-    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-      return list(pool.map(one, breakages))
+    try:
+      with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        return list(pool.map(one, breakages))
+    finally:
+      for runner in started:
+        runner.close()
 
 
 def load(module_name):
