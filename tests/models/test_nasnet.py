@@ -128,7 +128,8 @@ def test_factorized_reduction_second_path_is_shifted_one_pixel():
 
 
 # NHWC training is models/test_every_model_learns.py's (nasnet, both
-# engines) and test_zoo_training.py's (nasnetlarge, through the driver).
+# engines); Large's cells are Mobile's (test_zoo_training.py's
+# LARGER_TWINS), its wiring built by the tests above.
 def test_nasnet_mobile_trains_nchw():
   # Separable convolutions, pooling and the shifted slice all run in NCHW
   # on CPU in TF 2.21.
