@@ -26,9 +26,10 @@ benchmark: $(STAMP)
 	$(PY) tf_cnn_benchmarks.py $(BENCHMARK_ARGS)
 
 # Every test, slow and cluster ones included, then the mutation check (CI
-# runs exactly this, through .ci/run).
+# runs exactly this, through .ci/run). tests/run_suite.py runs the timed
+# tests beside the compute ones (niced), then the quiet ones alone.
 test: $(STAMP) bytecode
-	$(PY) -m pytest -q -ra --durations=25 $(PYTEST_ARGS)
+	$(PY) -m tests.run_suite -q -ra --durations=25 $(PYTEST_ARGS)
 	$(PY) -m tests.mutations.check
 
 # The checkout's bytecode, written once: where PYTHONDONTWRITEBYTECODE is set

@@ -16,11 +16,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)   # run niced beside the timed tests (run_suite)
 def test_performance_script_quick_prints_every_section(tmp_path):
   out = subprocess.run(
       [sys.executable, os.path.join(REPO, 'benchmarks', 'performance.py'),
        '--quick', '--max_other_share=-1', '--result_dir=%s' % tmp_path],
-      cwd=REPO, capture_output=True, text=True, timeout=600)
+      cwd=REPO, capture_output=True, text=True, timeout=1700)
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
   text = out.stdout
   for header in ('== 1. peak', '== 2. models', '== 3. ours vs keras',
@@ -39,6 +40,17 @@ def test_performance_script_quick_prints_every_section(tmp_path):
                         text)
   assert len(ceilings) == 2, text  # float32 and bfloat16
   assert all(0 < float(c) < 150 for c in ceilings)
+
+
+def test_tensorflow_import_script_times_each_interpreter_against_the_first():
+  out = subprocess.run(
+      [sys.executable, os.path.join(REPO, 'benchmarks', 'tensorflow_import.py'),
+       '--pythons=%s,%s' % (sys.executable, sys.executable), '--repeats=1'],
+      cwd=REPO, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr[-3000:]
+  rows = out.stdout.splitlines()[1:]
+  assert len(rows) == 2, out.stdout
+  assert re.match(r'\S+ +[\d.]+ +1\.00x  [\d.]+$', rows[0]), rows
 
 
 def _script_module(folder, name):

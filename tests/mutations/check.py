@@ -20,6 +20,11 @@ once: a refactoring that moves or rewrites the code makes the list fail
 here, by name, instead of rotting into breakages of nothing. The exit code
 is 0 only when every breakage was killed; the summary names every other.
 
+Each tree copy has one server (warm_pytest.py) that has loaded TensorFlow
+and pytest once; each breakage's guards run in a child it forks, which
+forgets the copy's modules first. A fresh pytest process per breakage spent
+most of a typical breakage's time starting up.
+
 The guards run with CI unset, so a test whose tool is missing skips (and
 the breakage is "unchecked") instead of failing as if it caught the
 breakage.
