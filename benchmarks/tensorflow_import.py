@@ -51,17 +51,17 @@ def main(argv):
   parser.add_argument('--repeats', type=int, default=5)
   args = parser.parse_args(argv)
   pythons = args.pythons.split(',')
-  seconds = {python: [] for python in pythons}
+  # By position: the same interpreter may be given twice (an A/A check).
+  seconds = [[] for _ in pythons]
   for _ in range(args.repeats):
-    for python in pythons:
-      seconds[python].append(import_seconds(python))
-  base = statistics.median(seconds[pythons[0]])
+    for i, python in enumerate(pythons):
+      seconds[i].append(import_seconds(python))
+  base = statistics.median(seconds[0])
   print('%-48s %9s %8s  %s' % ('python', 'median s', 'ratio', 'each s'))
-  for python in pythons:
-    median = statistics.median(seconds[python])
+  for python, times in zip(pythons, seconds):
+    median = statistics.median(times)
     print('%-48s %9.2f %7.2fx  %s' % (
-        python, median, median / base,
-        ' '.join('%.2f' % s for s in seconds[python])))
+        python, median, median / base, ' '.join('%.2f' % s for s in times)))
   return 0
 
 
