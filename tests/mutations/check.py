@@ -227,8 +227,9 @@ def run_guards(tree, breakage, timeout, pytest_runner=None):
             'junit_family=xunit1'] + list(breakage.guards)
     try:
       code = runner.run(args, log, timeout)
-    except EOFError as e:
-      return Outcome(breakage, UNCHECKED, time.monotonic() - start, str(e))
+    except (EOFError, OSError) as e:  # the server died (a broken pipe too)
+      return Outcome(breakage, UNCHECKED, time.monotonic() - start,
+                     'the warm pytest server: %s' % e)
     if code is None:
       return Outcome(breakage, UNCHECKED, time.monotonic() - start,
                      'its guards ran over %d s' % timeout)
