@@ -209,17 +209,16 @@ class WarmPytest:
         self.proc.wait()
 
 
-def run_guards(tree, breakage, timeout, pytest_runner=None):
-  """Applies ``breakage`` in ``tree``, runs its guards (in
-  ``pytest_runner``, a WarmPytest of that tree, or a new one), restores
-  the file; returns its Outcome."""
+def run_guards(runner, breakage, timeout):
+  """Applies ``breakage`` in ``runner``'s tree, runs its guards there,
+  restores the file; returns its Outcome."""
+  tree = runner.tree
   path = os.path.join(tree, breakage.path)
   with open(path) as f:
     original = f.read()
   start = time.monotonic()
   junit = os.path.join(tree, '.mutation-%s.xml' % breakage.id)
   log = os.path.join(tree, '.mutation-%s.log' % breakage.id)
-  runner = pytest_runner or WarmPytest(tree)
   try:
     with open(path, 'w') as f:
       f.write(original.replace(breakage.find, breakage.replace, 1))
@@ -244,8 +243,6 @@ def run_guards(tree, breakage, timeout, pytest_runner=None):
     for made in (junit, log):
       if os.path.exists(made):
         os.remove(made)
-    if pytest_runner is None:
-      runner.close()
 
 
 def check(breakages, jobs=2, timeout=600, root=REPO, say=print):
@@ -262,7 +259,7 @@ def check(breakages, jobs=2, timeout=600, root=REPO, say=print):
     def one(breakage):
       runner = runners.get()
       try:
-        outcome = run_guards(runner.tree, breakage, timeout, runner)
+        outcome = run_guards(runner, breakage, timeout)
       finally:
         runners.put(runner)
       say('%-9s %-34s %5.0f s  %s' % (outcome.verdict, breakage.id,
