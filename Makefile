@@ -41,7 +41,7 @@ bytecode: $(STAMP)
 	$(PY) -m compileall -q -j 0 -x '/\.(venv|git)/' .
 
 # Every listed breakage applied to a copy of the tree, its guarding tests run
-# (tests/mutations/): each must turn them red (~10 minutes on 2 cores).
+# (tests/mutations/): each must turn them red (README gives its time).
 mutations: $(STAMP) bytecode
 	$(PY) -m tests.mutations.check $(MUTATION_ARGS)
 
