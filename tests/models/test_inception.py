@@ -121,19 +121,14 @@ def test_trains_with_finite_loss(name):
   assert np.all(np.isfinite(losses)), losses
 
 
-def test_inception3_aux_head_trains_in_nchw():
-  """The aux head's NCHW average pooling, batch norm and 5x5 VALID
-  convolution, with their gradients, on the 17x17x768 map mixed_6e feeds
-  it. Not the whole network: in NCHW one of its training steps took
-  137-240 s on an AVX2 host (oneDNN's fused NCHW convolution); its body's
-  NCHW forward is compared with NHWC below, and NCHW batch norm and
-  pooling gradients train in test_nasnet.py's NCHW test."""
+def _aux_head_graph(data_format, grid_value):
+  """The aux head alone, training mode, on a fixed 17x17x768 map (given
+  NHWC, moved to the layout by the builder); its logits, loss and step."""
   graph = tf.Graph()
   with graph.as_default():
     tf1.set_random_seed(1)
-    b = layers.Builder(data_format='NCHW', is_training=True)
-    grid = tf.random.uniform([2, 17, 17, 768])
-    aux = inception.v3_aux_head(b, b.to_layout(grid), 1001)
+    b = layers.Builder(data_format=data_format, is_training=True)
+    aux = inception.v3_aux_head(b, b.to_layout(tf.constant(grid_value)), 1001)
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
         labels=tf.constant([3, 5]), logits=aux))
     variables = tf1.trainable_variables()
@@ -141,13 +136,42 @@ def test_inception3_aux_head_trains_in_nchw():
     with tf.control_dependencies(tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)):
       step = tf1.train.GradientDescentOptimizer(0.1).apply_gradients(
           zip(grads, variables))
-    init = tf1.global_variables_initializer()
-  assert aux.shape.as_list() == [2, 1001]
-  assert all(g is not None for g in grads), variables
-  with tf1.Session(graph=graph) as sess:
-    sess.run(init)
-    losses = [sess.run([step, loss])[1] for _ in range(2)]
-  assert np.all(np.isfinite(losses)), losses
+  return graph, aux, loss, step, grads
+
+
+def test_inception3_aux_head_trains_in_nchw():
+  """The aux head's NCHW average pooling, batch norm and 5x5 VALID
+  convolution, with their gradients, on the 17x17x768 map mixed_6e feeds
+  it: with the NHWC head's weights it gives the NHWC head's logits (a head
+  that pooled NCHW as NHWC still came out [2, 1001] and trained finite,
+  29 Nov), then trains. Not the whole network: in NCHW one of its training
+  steps took 137-240 s on an AVX2 host (oneDNN's fused NCHW convolution);
+  its body's NCHW forward is compared with NHWC below, and NCHW batch norm
+  and pooling gradients train in test_nasnet.py's NCHW test."""
+  grid_value = np.random.RandomState(0).uniform(
+      0, 1, [2, 17, 17, 768]).astype(np.float32)
+  weights, logits = None, {}
+  for data_format in ('NHWC', 'NCHW'):
+    graph, aux, loss, step, grads = _aux_head_graph(data_format, grid_value)
+    assert aux.shape.as_list() == [2, 1001]
+    with graph.as_default(), tf1.Session(graph=graph) as sess:
+      variables = tf1.global_variables()
+      if weights is None:
+        sess.run(tf1.global_variables_initializer())
+        weights = {v.name: value
+                   for v, value in zip(variables, sess.run(variables))}
+      else:
+        assert sorted(weights) == sorted(v.name for v in variables)
+        sess.run(tf1.global_variables_initializer(),
+                 {v.initial_value: weights[v.name] for v in variables})
+      logits[data_format] = sess.run(aux)
+      if data_format == 'NCHW':
+        assert all(g is not None for g in grads)
+        losses = [sess.run([step, loss])[1] for _ in range(2)]
+        assert np.all(np.isfinite(losses)), losses
+  scale = np.abs(logits['NHWC']).max()
+  np.testing.assert_allclose(logits['NCHW'], logits['NHWC'], rtol=1e-4,
+                             atol=1e-4 * scale)
 
 
 def test_googlenet_same_logits_in_nchw_and_nhwc():

@@ -1158,6 +1158,15 @@ BREAKAGES = (
          'refused_before_anything_runs',),
         'NCHW on a CPU without oneDNN fails at its first step instead'),
     Breakage(
+        'aux_head_pools_nchw_as_nhwc',
+        'models/inception.py',
+        'x = b.avg_pool(x, 5, 3)',
+        "x = tf.nn.avg_pool2d(x, 5, 3, 'VALID')",
+        ('tests/models/test_inception.py::test_inception3_aux_head_trains_'
+         'in_nchw',),
+        "inception3's aux head pools an NCHW map as NHWC (its shapes and "
+        'losses still come out right)'),
+    Breakage(
         'cpu_metric_higher_is_better',
         'results/comparison.py',
         "           'cpu_seconds_per_image': ('CPU s/image', False),",
