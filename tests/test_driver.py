@@ -345,3 +345,15 @@ def test_tensorflow_loads_without_keras_which_still_loads_when_used(
                        cwd=REPO, capture_output=True, text=True, timeout=120)
   assert out.returncode == 0, out.stderr
   assert out.stdout.split('\n')[:2] == ['False', '(1, 3)'], out.stdout
+
+
+def test_pytest_processes_load_tensorflow_without_keras_too():
+  """tests/conftest.py loads TensorFlow as the harness does, without its
+  eager load of Keras: 2.6 s of every pytest process, and the mutation
+  check starts one per breakage."""
+  out = subprocess.run(
+      [sys.executable, '-c',
+       "import sys, tests.conftest; print('keras' in sys.modules)"],
+      cwd=REPO, capture_output=True, text=True, timeout=120)
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.split('\n')[-2:] == ['False', ''], out.stdout

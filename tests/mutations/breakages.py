@@ -1201,6 +1201,14 @@ BREAKAGES = (
          'still_loads_when_used',),
         "every process's start loads Keras, 0.85 s it never uses"),
     Breakage(
+        'conftest_loads_keras',
+        'tests/conftest.py',
+        'with keras_skip.skipping_keras_eager_load():',
+        'if keras_skip:',
+        (_DRIVER + 'test_pytest_processes_load_tensorflow_without_keras_'
+         'too',),
+        'every pytest process (one per breakage in this check) loads Keras'),
+    Breakage(
         'watchdog_waits_out_its_tick',
         'tf_cnn_benchmarks/liveness/watchdog.py',
         '    self.stop_request.wake()\n',
