@@ -46,6 +46,12 @@ VARIANTS = {
     'intra1_inter2': (['--num_intra_threads=1', '--num_inter_threads=2'], {},
                       'intra 1 / inter 2 threads'),
     'bf16': (['--use_fp16'], {}, '--use_fp16 (bfloat16 compute)'),
+    # float16 on a CPU is for checking what a GPU run computes: oneDNN has no
+    # float16 kernels here, so TensorFlow falls back to Eigen's (README's
+    # "On GPUs" quotes this ratio against bf16).
+    'fp16': (['--use_fp16', '--fp16_dtype=float16'], {},
+             '--use_fp16 --fp16_dtype=float16 (float16 compute, loss '
+             'scale 128)'),
     'group2': (['--batch_group_size=2'], {}, '--batch_group_size=2'),
     'towers2_ps': (['--num_gpus=2', '--half_batch',
                     '--variable_update=parameter_server'], {},

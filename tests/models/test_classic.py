@@ -8,13 +8,10 @@ the classifier: features + 1 (weights and bias).
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from tests.models import inspect_model
+from tests.models.layout_check import assert_same_logits_in_both_layouts
 from models import registry
-
-tf1 = tf.compat.v1
-
 
 
 def with_1001_classes(count_for_1000, features):
@@ -130,42 +127,6 @@ def test_cifar_alexnet_trains_in_nchw():
   losses = inspect_model.train_steps(spec, steps=2, batch_size=2,
                                      data_format='NCHW')
   assert np.all(np.isfinite(losses)), losses
-
-
-def assert_same_logits_in_both_layouts(spec, batch_size=2, rtol=1e-4,
-                                       image_size=None):
-  """Same weights and images give the same logits in NHWC and NCHW.
-
-  Builds the inference graph in each layout, initialises the NCHW graph's
-  variables with the NHWC graph's values (matched by name), and compares the
-  logits. This checks
-  that the layout is threaded through every layer (pool windows, concat axis,
-  LRN, flatten order), not only that the shapes come out right.
-  """
-  image_size = image_size or spec.image_size
-  rng = np.random.RandomState(0)
-  images_value = rng.uniform(
-      -1, 1, [batch_size, image_size, image_size, 3]).astype(np.float32)
-  weights = None
-  logits = {}
-  for data_format in ('NHWC', 'NCHW'):
-    graph, images, out = inspect_model.build_single_tower(
-        spec, batch_size=batch_size, data_format=data_format,
-        is_training=False, image_size=image_size)
-    with graph.as_default(), tf1.Session(graph=graph) as sess:
-      variables = tf1.global_variables()
-      if weights is None:
-        sess.run(tf1.global_variables_initializer())
-        weights = dict(zip([v.name for v in variables], sess.run(variables)))
-      else:
-        assert sorted(weights) == sorted(v.name for v in variables)
-        # One run: every initial value is fed the NHWC graph's weights.
-        sess.run(tf1.global_variables_initializer(),
-                 {v.initial_value: weights[v.name] for v in variables})
-      logits[data_format] = sess.run(out.logits, {images: images_value})
-  scale = np.abs(logits['NHWC']).max()
-  np.testing.assert_allclose(logits['NCHW'], logits['NHWC'],
-                             rtol=rtol, atol=rtol * scale)
 
 
 def test_cifar_alexnet_same_logits_in_nchw_and_nhwc():

@@ -13,7 +13,7 @@ from tests.models import inspect_model
 from models import inception
 from models import layers
 from models import registry
-from tests.models.test_classic import assert_same_logits_in_both_layouts
+from tests.models import layout_check
 
 tf1 = tf.compat.v1
 
@@ -150,34 +150,23 @@ def test_inception3_aux_head_trains_in_nchw():
   and pooling gradients train in test_nasnet.py's NCHW test."""
   grid_value = np.random.RandomState(0).uniform(
       0, 1, [2, 17, 17, 768]).astype(np.float32)
-  weights, logits = None, {}
-  for data_format in ('NHWC', 'NCHW'):
-    graph, aux, loss, step, grads = _aux_head_graph(data_format, grid_value)
+  logits = {}
+  for data_format, (_, aux, loss, step, grads), sess in (
+      layout_check.sessions_on_same_weights(
+          lambda data_format: _aux_head_graph(data_format, grid_value))):
     assert aux.shape.as_list() == [2, 1001]
-    with graph.as_default(), tf1.Session(graph=graph) as sess:
-      variables = tf1.global_variables()
-      if weights is None:
-        sess.run(tf1.global_variables_initializer())
-        weights = {v.name: value
-                   for v, value in zip(variables, sess.run(variables))}
-      else:
-        assert sorted(weights) == sorted(v.name for v in variables)
-        sess.run(tf1.global_variables_initializer(),
-                 {v.initial_value: weights[v.name] for v in variables})
-      logits[data_format] = sess.run(aux)
-      if data_format == 'NCHW':
-        assert all(g is not None for g in grads)
-        losses = [sess.run([step, loss])[1] for _ in range(2)]
-        assert np.all(np.isfinite(losses)), losses
-  scale = np.abs(logits['NHWC']).max()
-  np.testing.assert_allclose(logits['NCHW'], logits['NHWC'], rtol=1e-4,
-                             atol=1e-4 * scale)
+    logits[data_format] = sess.run(aux)
+    if data_format == 'NCHW':
+      assert all(g is not None for g in grads)
+      losses = [sess.run([step, loss])[1] for _ in range(2)]
+      assert np.all(np.isfinite(losses)), losses
+  layout_check.assert_close_logits(logits)
 
 
 def test_googlenet_same_logits_in_nchw_and_nhwc():
   # Concatenation axis and SAME pooling in the modules, per layout.
-  assert_same_logits_in_both_layouts(registry.get_model('googlenet'),
-                                     batch_size=1)
+  layout_check.assert_same_logits_in_both_layouts(
+      registry.get_model('googlenet'), batch_size=1)
 
 
 @pytest.mark.slow
@@ -186,5 +175,5 @@ def test_inception3_same_logits_in_nchw_and_nhwc():
   # 139 px (every layer still runs; the inference graph has no aux head
   # and ends in a global pool): NCHW on oneDNN's CPU convolutions took
   # 127 s at 299 px on an AVX2 host.
-  assert_same_logits_in_both_layouts(registry.get_model('inception3'),
-                                     batch_size=1, image_size=139)
+  layout_check.assert_same_logits_in_both_layouts(
+      registry.get_model('inception3'), batch_size=1, image_size=139)
