@@ -46,9 +46,9 @@ VARIANTS = {
     'intra1_inter2': (['--num_intra_threads=1', '--num_inter_threads=2'], {},
                       'intra 1 / inter 2 threads'),
     'bf16': (['--use_fp16'], {}, '--use_fp16 (bfloat16 compute)'),
-    # float16 on a CPU is for checking what a GPU run computes: oneDNN has no
-    # float16 kernels here, so TensorFlow falls back to Eigen's (README's
-    # "On GPUs" quotes this ratio against bf16).
+    # float16 on a CPU is for checking what a GPU run computes; README's "On
+    # GPUs" quotes its speed against bf16, which one is slower depending on
+    # the host.
     'fp16': (['--use_fp16', '--fp16_dtype=float16'], {},
              '--use_fp16 --fp16_dtype=float16 (float16 compute, loss '
              'scale 128)'),
