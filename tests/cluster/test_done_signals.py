@@ -9,6 +9,7 @@ comes, and this test's own session pushes to its queue.
 """
 
 import inspect
+import json
 import subprocess
 import sys
 import threading
@@ -57,9 +58,9 @@ def _push_in_a_child(ps_address, pairs):
   in its close, and the test must then fail, not hang (the mutation check
   once waited out its 600 s here)."""
   subprocess.run(
-      [sys.executable, '-c', 'import sys; from tests.cluster import '
-       'test_done_signals as t; t._push(sys.argv[1], eval(sys.argv[2]))',
-       ps_address, repr(list(pairs))],
+      [sys.executable, '-c', 'import json, sys; from tests.cluster import '
+       'test_done_signals as t; t._push(sys.argv[1], json.loads(sys.argv[2]))',
+       ps_address, json.dumps(list(pairs))],
       cwd=helpers.REPO, timeout=90, check=True)
 
 
