@@ -201,6 +201,18 @@ def read(path):
     return f.read()
 
 
+def end_first(output, lines=40):
+  """A failed assertion's message about a cluster's output, its end first.
+
+  CI's log keeps a long failure's first lines only, and a cluster's output
+  says why it ended in its last ones (the task that failed, the launcher's
+  cluster summary): a CI run lost exactly that (stop 47's straggler test).
+  """
+  tail = output.rstrip('\n').splitlines()[-lines:]
+  return 'its last %d lines:\n%s\n\nthe whole output:\n%s' % (
+      len(tail), '\n'.join(tail), output)
+
+
 def run_by_hand(tmp_path, common, tasks, timeout):
   """Starts each of ``tasks`` ([(label, its own flags)]) with the flags
   ``common`` to all, waits up to ``timeout`` s for each; returns

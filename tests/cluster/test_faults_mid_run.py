@@ -52,7 +52,7 @@ def test_chief_killed_while_saving_every_step(tmp_path):
   code, output, pids, took = run_and_kill(
       tmp_path, 'worker0', after=('worker1', 30), display_every=10,
       train_dir=train_dir, save_model_steps=1)
-  assert code == exit_codes.RUN_FAILED, output
+  assert code == exit_codes.RUN_FAILED, helpers.end_first(output)
   assert took < 20, output
   assert 'First failure: worker0 was killed by SIGKILL' in output, output
   helpers.assert_ended_by_themselves(output)
@@ -76,7 +76,7 @@ def test_chief_killed_while_saving_every_step(tmp_path):
   code, output = helpers.launch(['--workers', '2'], helpers.tiny_flags(
       str(resumed), variable_update='parameter_server', train_dir=train_dir,
       num_batches=2))
-  assert code == 0, output
+  assert code == 0, helpers.end_first(output)
   assert re.search(r'\[worker0\] Restored checkpoint \S+-%d \(global step '
                    r'%d\)' % (step, step), output), output
 
@@ -104,7 +104,7 @@ def _assert_carried_on_without_worker1(tmp_path, code, output, pids,
   rec = helpers.records(str(tmp_path))[trainer]
   assert rec['status'] == 'ok'
   assert [f['task'] for f in rec['peer_failures']] == ['worker1']
-  assert code == exit_codes.RUN_FAILED, output
+  assert code == exit_codes.RUN_FAILED, helpers.end_first(output)
   assert 'First failure: worker1 was killed by SIGKILL' in output
   assert re.search(r'\[launch\] %s +exit 0' % trainer, output), output
   helpers.assert_ended_by_themselves(output)
@@ -116,7 +116,7 @@ def test_ps_killed_every_worker_names_it(tmp_path):
   train_dir = str(tmp_path / 'train')
   code, output, pids, took = run_and_kill(
       tmp_path, 'ps0', train_dir=train_dir, save_model_steps=20)
-  assert code == exit_codes.RUN_FAILED, output
+  assert code == exit_codes.RUN_FAILED, helpers.end_first(output)
   assert took < 20, output
   assert 'First failure: ps0 was killed by SIGKILL' in output
   helpers.assert_ended_by_themselves(output)
@@ -164,7 +164,7 @@ def test_tf2_worker_killed_is_named_by_the_other(tmp_path, victim):
   survivor = 'worker1' if victim == 'worker0' else 'worker0'
   code, output, pids, took = run_and_kill(
       tmp_path, victim, after=('worker1', 50), **_TF2)
-  assert code == exit_codes.RUN_FAILED, output
+  assert code == exit_codes.RUN_FAILED, helpers.end_first(output)
   assert took < 20, output
   assert 'First failure: %s was killed by SIGKILL' % victim in output
   helpers.assert_ended_by_themselves(output)
@@ -277,7 +277,7 @@ def test_tf2_parameter_server_ps_killed_the_coordinator_names_it(tmp_path):
   names ps0 within seconds (exit 1) and tells the workers it is done."""
   code, output, pids, took = run_and_kill(
       tmp_path, 'ps0', after=('controller0', 50), **_TF2_PS)
-  assert code == exit_codes.RUN_FAILED, output
+  assert code == exit_codes.RUN_FAILED, helpers.end_first(output)
   assert took < 20, output
   assert 'First failure: ps0 was killed by SIGKILL' in output
   helpers.assert_ended_by_themselves(output)
@@ -375,7 +375,7 @@ def test_ps_whose_port_outlives_its_connections_is_still_named(tmp_path):
       tmp_path, lambda process, log: helpers.wait_until_step(
           process, log, 'worker1', 20), kill_ps1, 60, ps=2,
       display_every=10)
-  assert run.code == exit_codes.RUN_FAILED, run.output
+  assert run.code == exit_codes.RUN_FAILED, helpers.end_first(run.output)
   assert 'First failure: ps1 was killed by SIGKILL' in run.output
   helpers.assert_ended_by_themselves(run.output)
   recs = helpers.records(str(tmp_path))
@@ -401,7 +401,7 @@ def _stalled_at_worker1_step8(tmp_path, **overrides):
     helpers.kill([process])
   output = helpers.read(log)
   assert time.monotonic() - started < 75
-  assert code == exit_codes.STALLED, output
+  assert code == exit_codes.STALLED, helpers.end_first(output)
   helpers.assert_ended_by_themselves(output)
   return output
 
@@ -452,7 +452,7 @@ def test_out_of_memory_on_one_worker_is_the_root_cause(tmp_path):
   code, output = helpers.launch_and_wait(
       tmp_path, 90, workers=3, env={helpers.FAULT_ENV: 'oom:worker1:step5'},
       display_every=1)
-  assert code == exit_codes.RUN_FAILED, output
+  assert code == exit_codes.RUN_FAILED, helpers.end_first(output)
   helpers.assert_ended_by_themselves(output)
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1', 'worker2'):
@@ -560,7 +560,7 @@ def test_sigterm_while_stalled_records_interrupted(tmp_path):
       env={helpers.FAULT_ENV: 'stall:worker1:step5'}, display_every=1,
       stall_timeout=3, stall_shutdown_timeout=0)
   output, pids = run.output, run.pids
-  assert run.code == exit_codes.INTERRUPTED, output
+  assert run.code == exit_codes.INTERRUPTED, helpers.end_first(output)
   assert run.took < 15, output
   recs = helpers.records(str(tmp_path))
   for label in ('worker0', 'worker1'):

@@ -27,7 +27,7 @@ def _assert_same_math(rec_by_task, workers, reference):
 
 
 def _assert_clean_finish(code, output, tasks, result_dir):
-  assert code == 0, output
+  assert code == 0, helpers.end_first(output)
   for label in tasks:
     assert '%-12s exit 0' % label in output, output
   assert 'Cluster total images/sec:' in output
@@ -95,7 +95,7 @@ def test_parameter_server_barrier_applies_each_workers_gradient(tmp_path):
   code, output = helpers.launch_and_wait(
       tmp_path / 'mean', 170, optimizer='sgd', init_learning_rate=2 * lr,
       num_batches=helpers.NUM_BATCHES, display_every=1)
-  assert code == 0, output
+  assert code == 0, helpers.end_first(output)
   sum_once = helpers.records(str(tmp_path / 'mean'))
   assert sum_once['worker0']['config']['sync_updates'] == 'mean'
   np.testing.assert_allclose(helpers.step_losses(recs['worker0']),

@@ -75,7 +75,7 @@ def _stop_while(tmp_path, ps_hosts, workers, phase_words, start_ps=False,
 
 
 def _assert_interrupted(code, output, took, rec, phase_words, phase_key):
-  assert code == exit_codes.INTERRUPTED, output
+  assert code == exit_codes.INTERRUPTED, helpers.end_first(output)
   assert took < EXIT_BOUND_SECONDS, output
   assert 'Stopping: got SIGTERM while %s' % phase_words in output, output
   assert rec is not None, output
@@ -165,7 +165,7 @@ def test_tf2_sigterm_taken_by_tensorflows_notifier_during_the_join(tmp_path):
   finally:
     helpers.kill(procs.values())
   output = helpers.read(logs['worker0'])
-  assert code == exit_codes.INTERRUPTED, output
+  assert code == exit_codes.INTERRUPTED, helpers.end_first(output)
   # The rest of the join (it cannot be cut short), then the signal bound.
   assert took < late + EXIT_BOUND_SECONDS, output
   # Said only when the notifier's key names worker0: the signal did land
@@ -198,7 +198,7 @@ def test_sigterm_while_initialising(tmp_path):
   workers = ['127.0.0.1:%d' % helpers.free_port() for _ in range(2)]
   code, output, took, rec = _stop_while(tmp_path, [ps], workers,
                                         'initialising', start_ps=True)
-  assert code == exit_codes.INTERRUPTED, output
+  assert code == exit_codes.INTERRUPTED, helpers.end_first(output)
   assert took < EXIT_BOUND_SECONDS, output
   assert 'Stopping: got SIGTERM while waiting at the initialisation ' \
          'barrier' in output, output
@@ -251,7 +251,7 @@ def test_sigterm_while_loading_tensorflow(tmp_path, job):
   """A local run and a worker: 130 within the bound, and a record (built
   without TensorFlow when the import was still going on)."""
   code, output, took, recs = _stop_at(tmp_path, 'loading TensorFlow', job)
-  assert code == exit_codes.INTERRUPTED, output
+  assert code == exit_codes.INTERRUPTED, helpers.end_first(output)
   assert took < EXIT_BOUND_SECONDS, output
   assert 'Stopping: got SIGTERM while loading TensorFlow' in output, output
   _assert_recorded_interrupted(recs, job, output)
@@ -262,7 +262,7 @@ def test_sigterm_right_after_start(tmp_path):
   """Maybe before the flags are read: 130 whatever the moment, a record
   whenever --result_dir was known, else a line saying there is none."""
   code, output, took, recs = _stop_at(tmp_path, 'starting')
-  assert code == exit_codes.INTERRUPTED, output
+  assert code == exit_codes.INTERRUPTED, helpers.end_first(output)
   assert took < EXIT_BOUND_SECONDS, output
   if 'No run record: the command line was not read yet.' in output:
     assert not recs, recs
@@ -275,6 +275,6 @@ def test_sigterm_right_after_start(tmp_path):
                                     'serving variables'])
 def test_sigterm_stops_a_ps_at_once_without_a_record(tmp_path, moment):
   code, output, took, recs = _stop_at(tmp_path, moment, 'ps')
-  assert code == exit_codes.INTERRUPTED, output
+  assert code == exit_codes.INTERRUPTED, helpers.end_first(output)
   assert took < EXIT_BOUND_SECONDS, output
   assert not recs, recs

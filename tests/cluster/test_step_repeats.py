@@ -117,7 +117,7 @@ def _launch_refusing(tmp_path, sync, fault):
 def test_asynchronous_worker_runs_the_step_again_and_finishes(tmp_path):
   code, output, worker1 = _launch_refusing(
       tmp_path, False, 'refused_copy:worker1:step3:x2')
-  assert code == exit_codes.OK, output
+  assert code == exit_codes.OK, helpers.end_first(output)
   repeats = [l for l in worker1 if 'running it again' in l]
   assert len(repeats) == 2, output
   assert 'The same RunGraph (Worker) request was received twice' in \
@@ -136,7 +136,7 @@ def test_asynchronous_worker_runs_the_step_again_and_finishes(tmp_path):
 def test_worker_in_lockstep_ends_the_run_naming_the_network(tmp_path):
   code, output, worker1 = _launch_refusing(tmp_path, True,
                                            'refused_copy:worker1:step3')
-  assert code == exit_codes.RUN_FAILED, output
+  assert code == exit_codes.RUN_FAILED, helpers.end_first(output)
   helpers.assert_ended_by_themselves(output)
   recs = helpers.records(str(tmp_path))
   assert not [l for l in worker1 if 'running it again' in l], output

@@ -294,7 +294,7 @@ def _run_cluster(tmp_path, num_batches, fault=None, **overrides):
     code, output = helpers.launch_and_wait(
         run_dir, 400, workers=3, ps=1, env=env, num_batches=num_batches,
         display_every=100, num_warmup_batches=1, **overrides)
-    assert code == exit_codes.OK, output
+    assert code == exit_codes.OK, helpers.end_first(output)
     recs = helpers.records(str(run_dir))
     trained = recs['worker0']['phases']['timed_loop']
     if trained >= _LONG_ENOUGH:
