@@ -5,7 +5,16 @@ after both, and a failure in any phase fails the run."""
 import os
 import textwrap
 
+import pytest
+
 from tests import run_suite
+
+
+@pytest.fixture(autouse=True)
+def _repo_importable(monkeypatch):
+  # The compute phase loads tests.niced_timeouts, from this repo, in a tree
+  # of its own.
+  monkeypatch.setenv('PYTHONPATH', run_suite.REPO)
 
 _PHASE_TEST = textwrap.dedent('''\
     import os
@@ -51,3 +60,32 @@ def test_each_phase_runs_its_tests_the_compute_one_niced(tmp_path, capfd):
 def test_a_failure_in_any_phase_fails_the_run(tmp_path):
   assert run_suite.main(['-q'], **_tree(tmp_path, quiet_passes=False)) == 1
   assert sorted(_ran(tmp_path)) == ['compute', 'quiet', 'timed']
+
+
+_GUARDED_TEST = textwrap.dedent('''\
+    import time
+
+    import pytest
+
+
+    @pytest.mark.timeout(1)
+    def test_{name}():
+      time.sleep(2)  # past its own guard, within the suite's default
+      with open('ran', 'a') as f:
+        f.write('{name} 0 %.3f\\n' % time.time())
+''')
+
+
+def test_the_compute_phase_raises_its_hang_guards_to_the_suites_default(
+    tmp_path):
+  # Beside the timed phase a niced test's wall time is mostly others'
+  # (CI at 3cf2e9d: a 2 s test ran past its 60 s guard there).
+  (tmp_path / 'pytest.ini').write_text('[pytest]\ntimeout = 30\n')
+  for name in ('timed', 'compute', 'quiet'):
+    (tmp_path / 'tests' / name).mkdir(parents=True)
+    (tmp_path / 'tests' / name / ('test_%s.py' % name)).write_text(
+        _GUARDED_TEST.format(name=name))
+  tree = dict(cwd=str(tmp_path), compute=('tests/compute',),
+              quiet=('tests/quiet',), root='tests')
+  assert run_suite.main(['-q'], **tree) == 1  # the timed one timed out
+  assert sorted(_ran(tmp_path)) == ['compute']
