@@ -14,6 +14,7 @@ from tf_cnn_benchmarks.engine_graph import engine
 from tf_cnn_benchmarks.engine_graph import model_graph
 from tf_cnn_benchmarks.run import report
 from tf_cnn_benchmarks.config import run_config
+from tests.niced_timeouts import wall_bound
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, 'tf_cnn_benchmarks.py')
@@ -34,7 +35,12 @@ def run_quietly(**overrides):
   """A graph-engine run with defaults for a fast CPU test; returns
   (result, text)."""
   settings = dict(device='cpu', num_batches=3, num_warmup_batches=1,
-                  result_dir='', display_every=1)
+                  result_dir='', display_every=1,
+                  # Its stall watchdog ends this pytest process (os._exit)
+                  # when it trips: a hang guard, raised where the suite's
+                  # niced phase raises them (tests/niced_timeouts.py).
+                  stall_timeout=wall_bound(
+                      flags.default_values()['stall_timeout']))
   settings.update(overrides)
   out = io.StringIO()
   result = engine.run(flags.make_params(**settings),

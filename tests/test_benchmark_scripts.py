@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from tests.niced_timeouts import wall_bound
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -21,7 +23,8 @@ def test_performance_script_quick_prints_every_section(tmp_path):
   out = subprocess.run(
       [sys.executable, os.path.join(REPO, 'benchmarks', 'performance.py'),
        '--quick', '--max_other_share=-1', '--result_dir=%s' % tmp_path],
-      cwd=REPO, capture_output=True, text=True, timeout=1700)
+      cwd=REPO, capture_output=True, text=True,
+      timeout=wall_bound(1700))
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
   text = out.stdout
   for header in ('== 1. peak', '== 2. models', '== 3. ours vs keras',
@@ -99,7 +102,8 @@ def test_engines_script_prints_each_engine_and_its_ratio_to_graph(tmp_path):
        '--models=trivial', '--dtypes=float32', '--batch_size=4',
        '--num_batches=2', '--num_warmup_batches=1', '--max_other_share=-1',
        '--result_dir=%s' % tmp_path],
-      cwd=REPO, capture_output=True, text=True, timeout=600)
+      cwd=REPO, capture_output=True, text=True,
+      timeout=wall_bound(600))
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
   assert re.search(r'^trivial +float32 +[\d.]+ +[\d.]+ \([\d.]+x\) +'
                    r'[\d.]+ \([\d.]+x\)', out.stdout, re.M), out.stdout
@@ -179,7 +183,8 @@ def test_convergence_script_quick_runs_both_engines_and_summarises():
   run per engine: every run's line and the summary; no figure judged."""
   out = subprocess.run(
       [sys.executable, os.path.join(REPO, 'benchmarks', 'convergence.py'),
-       '--quick'], cwd=REPO, capture_output=True, text=True, timeout=600)
+       '--quick'], cwd=REPO, capture_output=True, text=True,
+      timeout=wall_bound(600))
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
   for engine in ('graph', 'tf2'):
     assert re.search(r'resnet20 +%s +seed 1000: (top-1 .* epochs, \d+ steps'
@@ -193,7 +198,7 @@ def test_dataset_difficulty_script_quick_prints_its_curve():
   out = subprocess.run(
       [sys.executable, os.path.join(REPO, 'benchmarks',
                                     'dataset_difficulty.py'), '--quick'],
-      cwd=REPO, capture_output=True, text=True, timeout=300)
+      cwd=REPO, capture_output=True, text=True, timeout=wall_bound(300))
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
   assert re.search(r'cifar10 +seed 1 +25: [\d.]+ .* 100: [\d.]+', out.stdout)
   assert re.search(r'cifar10 +10 classes, 32x32, .*: top-1 [\d.]+ after 100 '

@@ -67,12 +67,16 @@ _GUARDED_TEST = textwrap.dedent('''\
 
     import pytest
 
+    from tests.niced_timeouts import wall_bound
+
 
     @pytest.mark.timeout(1)
     def test_{name}():
+      with open('bounds', 'a') as f:
+        f.write('{name} %g\\n' % wall_bound(1))
       time.sleep(2)  # past its own guard, within the suite's default
-      with open('ran', 'a') as f:
-        f.write('{name} 0 %.3f\\n' % time.time())
+      with open('finished', 'a') as f:
+        f.write('{name}\\n')
 ''')
 
 
@@ -88,4 +92,8 @@ def test_the_compute_phase_raises_its_hang_guards_to_the_suites_default(
   tree = dict(cwd=str(tmp_path), compute=('tests/compute',),
               quiet=('tests/quiet',), root='tests')
   assert run_suite.main(['-q'], **tree) == 1  # the timed one timed out
-  assert sorted(_ran(tmp_path)) == ['compute']
+  assert (tmp_path / 'finished').read_text().split() == ['compute']
+  # Bounds given to children and deadlines too, in that phase only.
+  bounds = dict(line.split() for line in
+                (tmp_path / 'bounds').read_text().splitlines())
+  assert bounds == {'timed': '1', 'compute': '30', 'quiet': '1'}

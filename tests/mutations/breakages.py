@@ -1253,4 +1253,13 @@ BREAKAGES = (
          'guards_to_the_suites_default',),
         'a niced in-process test fails its own hang guard for the CPU the '
         'timed ones took (CI at 3cf2e9d: a 2 s test past its 60 s)'),
+    Breakage(
+        'niced_wall_bounds_unraised',
+        'tests/niced_timeouts.py',
+        '  return max(seconds, _raised_to)\n',
+        '  return seconds\n',
+        ('tests/test_run_suite.py::test_the_compute_phase_raises_its_hang_'
+         'guards_to_the_suites_default',),
+        "a niced test's bounds (its own guard, a child's timeout, a "
+        'deadline) stand as written though its wall time is mostly others\''),
 )

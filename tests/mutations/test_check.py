@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 from tests.mutations import check
+from tests.niced_timeouts import wall_bound
 
 _CODE = textwrap.dedent('''\
     def mean(values):
@@ -53,7 +54,8 @@ def _tree(tmp_path):
 def test_a_breakage_its_guard_misses_is_reported_as_surviving(tmp_path):
   root = _tree(tmp_path)
   said = []
-  outcomes = check.check([_CAUGHT, _MISSED, _SKIPPED], jobs=2, timeout=120,
+  outcomes = check.check([_CAUGHT, _MISSED, _SKIPPED], jobs=2,
+                         timeout=wall_bound(120),
                          root=root, say=said.append)
   verdicts = {o.breakage.id: o.verdict for o in outcomes}
   assert verdicts == {'caught': check.KILLED, 'missed': check.SURVIVED,

@@ -6,8 +6,10 @@ import pytest
 import tensorflow as tf
 
 from preprocessing import build_dataset
+from preprocessing import diagnosis
 from preprocessing import explain_data_error
 from preprocessing import generated_data
+from tests.niced_timeouts import wall_bound
 
 tf1 = tf.compat.v1
 
@@ -24,6 +26,15 @@ def make_params(data_dir, **overrides):
       datasets_parallel_interleave_cycle_length=None, tf_random_seed=1234)
   values.update(overrides)
   return types.SimpleNamespace(**values)
+
+
+@pytest.fixture(autouse=True)
+def _rescan_bound_raised_when_niced(monkeypatch):
+  # A data error names its record only if the re-scan ends inside this
+  # bound: a wall-clock one, raised where the suite's niced phase raises
+  # them (tests/niced_timeouts.py). A test may still set its own.
+  monkeypatch.setattr(diagnosis, 'RESCAN_SECONDS',
+                      wall_bound(diagnosis.RESCAN_SECONDS))
 
 
 def two_cpu_config():

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from tests.niced_timeouts import wall_bound
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, 'studies', 'change_point_calibration.py')
@@ -15,7 +17,8 @@ SCRIPT = os.path.join(REPO, 'studies', 'change_point_calibration.py')
 
 def test_quick_mode_prints_a_rate_per_factor_and_scenario():
   out = subprocess.run([sys.executable, SCRIPT, '--quick'], cwd=REPO,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True,
+                       timeout=wall_bound(120))
   assert out.returncode == 0, out.stdout + out.stderr
   assert 'seeds 0..19 per scenario' in out.stdout
   header, *rows = out.stdout.splitlines()[1:]
@@ -40,7 +43,8 @@ def test_the_table_in_change_points_is_what_the_script_prints():
   """The comment's rows are the full script's output, figure for figure
   (an edit of one without the other shows here)."""
   out = subprocess.run([sys.executable, SCRIPT], cwd=REPO,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True,
+                       timeout=wall_bound(600))
   assert out.returncode == 0, out.stdout + out.stderr
   printed = [row.split() for row in out.stdout.splitlines()[2:]]
   with open(os.path.join(REPO, 'results', 'history',

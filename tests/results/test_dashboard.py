@@ -10,6 +10,7 @@ import pytest
 from results import comparison as comparison_lib
 from results import dashboard
 from tests import tools
+from tests.niced_timeouts import wall_bound
 from tests.results.record_factory import make_record, write_record, write_runs
 
 
@@ -93,7 +94,7 @@ def test_page_and_images_load_in_headless_chromium(result_dir, tmp_path):
 
 def _dump_body(command):
   result = subprocess.run(command, capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=wall_bound(120), check=False)
   body = re.search(r'<body[^>]*>', result.stdout)
   assert body, 'no DOM dumped; chromium said: %s' % result.stderr[-1000:]
   return body.group(0), result.stdout

@@ -13,6 +13,7 @@ import pytest
 
 from results import dashboard
 from tests import tools
+from tests.niced_timeouts import wall_bound
 from tests.results.history_factory import sha, write_history
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
@@ -68,7 +69,7 @@ def _chromium(profile, *arguments):
 
 def _load(command):
   result = subprocess.run(command, capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=wall_bound(120), check=False)
   body = re.search(r'<body[^>]*>', result.stdout)
   assert body, 'no DOM dumped; chromium said: %s' % result.stderr[-1000:]
   return body.group(0), result.stderr
@@ -87,7 +88,7 @@ def test_history_page_renders_in_headless_chromium(site, tmp_path):
   shot = tmp_path / 'history.png'
   subprocess.run(_chromium(profile, '--screenshot=%s' % shot,
                            '--window-size=1200,1400', '--hide-scrollbars',
-                           url), capture_output=True, timeout=120,
+                           url), capture_output=True, timeout=wall_bound(120),
                  check=False)
   pixels = matplotlib.image.imread(shot)
   assert pixels.shape[:2] == (1400, 1200)
