@@ -42,9 +42,11 @@ def pytest_collection_modifyitems(items):
       continue
     seconds = marker.args[0] if marker.args else marker.kwargs.get('timeout')
     # 0 (no timeout at all) stays so.
-    if not seconds or wall_bound(float(seconds)) == float(seconds):
+    if not seconds:
+      continue
+    raised = wall_bound(float(seconds))
+    if raised == float(seconds):
       continue
     kwargs = {k: v for k, v in marker.kwargs.items() if k != 'timeout'}
     # Put first, so it is the closest timeout marker pytest-timeout reads.
-    item.add_marker(pytest.mark.timeout(wall_bound(float(seconds)), **kwargs),
-                    append=False)
+    item.add_marker(pytest.mark.timeout(raised, **kwargs), append=False)

@@ -12,9 +12,10 @@ clusters waiting out their bounds. So it runs in two phases:
    preprocessing, results, the mutation check's own tests), at nice 19, so
    they take the CPU the timed ones leave idle and little else (the kernel
    gives a nice-19 process ~1.5% of a core a nice-0 one wants): no timed
-   test's bound is met on a machine they load. Their own hang guards
-   (``@pytest.mark.timeout``) are raised to the suite's default there, as
-   their wall time is mostly others' (tests/niced_timeouts.py).
+   test's bound is met on a machine they load. Their wall-clock bounds
+   (``@pytest.mark.timeout``, and those taking ``wall_bound()``: a child's
+   timeout, a deadline) are raised to the suite's default there, as their
+   wall time is mostly others' (tests/niced_timeouts.py).
 2. QUIET, alone: the results runner's real runs, which set aside and run
    again any run that other processes disturbed (results/quiet_runs.py),
    and so would run everything again beside phase 1.
@@ -59,7 +60,8 @@ def phases(extra, compute=COMPUTE, quiet=QUIET, root='tests'):
   timed = _PYTEST + [root] + [
       ('--deselect=%s' if '::' in path else '--ignore=%s') % path
       for path in list(compute) + list(quiet)] + extra
-  # Its hang guards raised to the suite's default (tests/niced_timeouts.py).
+  # Its wall-clock bounds raised to the suite's default
+  # (tests/niced_timeouts.py).
   compute_cmd = (_PYTEST + ['-p', 'tests.niced_timeouts'] + list(compute)
                  + not_quiet + extra)
   quiet_cmd = _PYTEST + list(quiet) + extra

@@ -16,6 +16,7 @@ def _repo_importable(monkeypatch):
   # of its own.
   monkeypatch.setenv('PYTHONPATH', run_suite.REPO)
 
+
 _PHASE_TEST = textwrap.dedent('''\
     import os
     import time
@@ -28,13 +29,13 @@ _PHASE_TEST = textwrap.dedent('''\
 ''')
 
 
-def _tree(tmp_path, quiet_passes=True):
+def _tree(tmp_path, quiet_passes=True, test=_PHASE_TEST):
   for folder, name, passes in (('timed', 'timed', True),
                                ('compute', 'compute', True),
                                ('quiet', 'quiet', quiet_passes)):
     (tmp_path / 'tests' / folder).mkdir(parents=True)
     (tmp_path / 'tests' / folder / ('test_%s.py' % name)).write_text(
-        _PHASE_TEST.format(name=name, passes=passes))
+        test.format(name=name, passes=passes))
   return dict(cwd=str(tmp_path), compute=('tests/compute',),
               quiet=('tests/quiet',), root='tests')
 
@@ -85,12 +86,7 @@ def test_the_compute_phase_raises_its_hang_guards_to_the_suites_default(
   # Beside the timed phase a niced test's wall time is mostly others'
   # (CI at 3cf2e9d: a 2 s test ran past its 60 s guard there).
   (tmp_path / 'pytest.ini').write_text('[pytest]\ntimeout = 30\n')
-  for name in ('timed', 'compute', 'quiet'):
-    (tmp_path / 'tests' / name).mkdir(parents=True)
-    (tmp_path / 'tests' / name / ('test_%s.py' % name)).write_text(
-        _GUARDED_TEST.format(name=name))
-  tree = dict(cwd=str(tmp_path), compute=('tests/compute',),
-              quiet=('tests/quiet',), root='tests')
+  tree = _tree(tmp_path, test=_GUARDED_TEST)
   assert run_suite.main(['-q'], **tree) == 1  # the timed one timed out
   assert (tmp_path / 'finished').read_text().split() == ['compute']
   # Bounds given to children and deadlines too, in that phase only.
