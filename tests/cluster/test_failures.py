@@ -155,6 +155,8 @@ def test_tf2_worker_whose_input_fails_is_named_by_the_other(tmp_path):
     assert recs[label]['status'] == 'failed', recs[label]
     assert recs[label]['failure']['task'] == 'worker1', recs[label]
     assert recs[label]['failure']['type'] == 'DataError', recs[label]
+  # A real failure is never taken for a refused copy and run again.
+  assert not helpers.ended_by_a_refused_copy(recs)
 
 
 @pytest.mark.timeout(150)

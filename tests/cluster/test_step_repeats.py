@@ -1,11 +1,11 @@
-"""A step whose answer a network blip lost (cluster/task/step_repeats.py).
+"""A step TensorFlow refused as a copy (cluster/task/step_repeats.py).
 
 The refused copy comes from the test fault ``refused_copy``: the step runs
-for real, then raises the AbortedError TensorFlow returns when a peer
-refuses a gRPC resend ("The same RunGraph (Worker) request was received
-twice"), as the chaos soak once saw it across a link blip. An asynchronous
-worker runs the step again and finishes; a worker in lockstep ends the run
-and says that the network, not a peer, failed.
+for real, then raises the AbortedError a task returns for a request id it
+has seen ("The same RunGraph (Worker) request was received twice"), as the
+chaos soak and CI once saw it (TensorFlow repeating its own random ids). An
+asynchronous worker runs the step again and finishes; a worker in lockstep
+ends the run and says that TensorFlow, not a peer, refused it.
 """
 
 import pytest
@@ -72,8 +72,8 @@ def test_the_failure_says_how_far_the_task_got():
   words = step_repeats.refused_failure('worker1', raised.value, False)
   assert words['task'] == 'worker1'
   assert words['message'].startswith(
-      "a network interruption cost worker1's step its answer, and "
-      "TensorFlow's resend was refused as a copy (The same RunGraph")
+      "TensorFlow refused worker1's step as a copy of an earlier request "
+      '(The same RunGraph')
   assert words['message'].endswith('it was run again 3 times and refused '
                                    'each time')
   attempt, _ = _refusing(1)
@@ -84,9 +84,41 @@ def test_the_failure_says_how_far_the_task_got():
   between = step_repeats.refused_failure(
       'worker1', tf.errors.AbortedError(None, None, REFUSED), False)
   assert between['message'].startswith(
-      'a network interruption cost a call worker1 made between steps its '
-      'answer')
+      'TensorFlow refused a call worker1 made between steps as a copy')
   assert between['message'].endswith('only a step is run again')
+
+
+@pytest.mark.parametrize('retries, blames_the_network', [
+    (None, False), ('0', False), ('', False), ('x', False), ('3', True)])
+def test_the_cause_named_follows_whether_tensorflow_resends(
+    monkeypatch, retries, blames_the_network):
+  """Without GRPC_MAX_RETRIES TensorFlow sends nothing twice, so only its
+  own repeated id can be the cause; with it, a refused resend can be too."""
+  if retries is None:
+    monkeypatch.delenv('GRPC_MAX_RETRIES', raising=False)
+  else:
+    monkeypatch.setenv('GRPC_MAX_RETRIES', retries)
+  exc = tf.errors.AbortedError(None, None, REFUSED)
+  exc.repeats = 0
+  words = step_repeats.refused_failure('worker1', exc, True)
+  assert 'gave two requests the same random id' in words['message']
+  assert ('network interruption' in words['message']) == blames_the_network
+  assert words['hint'].startswith(
+      'If the network was steady' if blames_the_network else
+      'Nothing is wrong with the cluster or the network'), words
+
+
+def test_a_run_ended_by_a_refused_copy_only_when_every_failure_is_one():
+  refused = {'type': 'AbortedError', 'message': REFUSED, 'task': 'worker1'}
+  gone = {'type': 'PeerGone', 'message': 'worker1 is gone', 'task': 'worker1'}
+  assert helpers.ended_by_a_refused_copy(
+      {'ps0': {'failure': None}, 'worker0': {'failure': refused},
+       'worker1': {'failure': refused}})
+  assert not helpers.ended_by_a_refused_copy(
+      {'worker0': {'failure': gone}, 'worker1': {'failure': refused}})
+  assert not helpers.ended_by_a_refused_copy(
+      {'worker0': {'failure': dict(refused, type='UnavailableError')}})
+  assert not helpers.ended_by_a_refused_copy({'worker0': {'failure': None}})
 
 
 def test_settle_sets_started_back_to_completed_between_steps():
@@ -124,6 +156,7 @@ def test_asynchronous_worker_runs_the_step_again_and_finishes(tmp_path):
       repeats[0]
   recs = helpers.records(str(tmp_path))
   assert recs['worker1']['status'] == 'ok'
+  assert not helpers.ended_by_a_refused_copy(recs)
   assert [r['step'] for r in recs['worker1']['repeated_steps']] == [3]
   assert len(recs['worker1']['repeated_steps'][0]['refused']) == 2
   assert recs['worker0']['repeated_steps'] == []
@@ -133,21 +166,23 @@ def test_asynchronous_worker_runs_the_step_again_and_finishes(tmp_path):
 
 
 @pytest.mark.timeout(150)
-def test_worker_in_lockstep_ends_the_run_naming_the_network(tmp_path):
+def test_worker_in_lockstep_ends_the_run_naming_the_cause(tmp_path):
   code, output, worker1 = _launch_refusing(tmp_path, True,
                                            'refused_copy:worker1:step3')
   assert code == exit_codes.RUN_FAILED, helpers.end_first(output)
   helpers.assert_ended_by_themselves(output)
   recs = helpers.records(str(tmp_path))
   assert not [l for l in worker1 if 'running it again' in l], output
-  assert any(l.startswith("Run failed: a network interruption cost worker1's "
-                          'step its answer') and
+  assert any(l.startswith("Run failed: TensorFlow refused worker1's step as "
+                          'a copy') and
              l.endswith('a synchronous step cannot be run again')
              for l in worker1), output
-  assert any(l.startswith('Hint: The link between worker1 and another task')
-             for l in worker1), output
+  assert any(l.startswith('Hint: Nothing is wrong with the cluster or the '
+                          'network') for l in worker1), output
   for label in ('worker0', 'worker1'):
     assert 'Root cause: worker1 (AbortedError)' in helpers.task_lines(
         output, label), output
     assert recs[label]['failure']['task'] == 'worker1'
+  # What lets a test that is not about the network run such a cluster again.
+  assert helpers.ended_by_a_refused_copy(recs)
   helpers.assert_no_orphans(helpers.task_pids(output))

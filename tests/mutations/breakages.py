@@ -228,6 +228,15 @@ BREAKAGES = (
          'run_again_at_most_max_repeats_times',),
         'guarantee 4: a blip ends an asynchronous run'),
     Breakage(
+        'resends_blamed_though_off',
+        'tf_cnn_benchmarks/cluster/task/step_repeats.py',
+        "    return int(os.environ.get('GRPC_MAX_RETRIES') or 0) > 0\n",
+        '    return True\n',
+        ('tests/cluster/test_step_repeats.py::test_the_cause_named_follows_'
+         'whether_tensorflow_resends',),
+        'a refused copy blames the network though TensorFlow resends '
+        'nothing'),
+    Breakage(
         'g5_tasks_outlive_a_killed_launcher',
         'tf_cnn_benchmarks/cluster/launch/process_groups.py',
         'libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG',
@@ -1262,4 +1271,22 @@ BREAKAGES = (
          'guards_to_the_suites_default',),
         "a niced test's bounds (its own guard, a child's timeout, a "
         'deadline) stand as written though its wall time is mostly others\''),
+    Breakage(
+        'any_failure_taken_for_a_refused_copy',
+        'tests/cluster/helpers.py',
+        '  return bool(failures) and all(\n',
+        '  return bool(failures) or all(\n',
+        ('tests/cluster/test_step_repeats.py::test_a_run_ended_by_a_'
+         'refused_copy_only_when_every_failure_is_one',),
+        'a straggler cluster that failed for any reason is run again as if '
+        'TensorFlow had refused a step as a copy'),
+    Breakage(
+        'refused_copy_reruns_unbounded',
+        'tests/cluster/test_stragglers.py',
+        '    if (code != exit_codes.OK and not refused and\n',
+        '    if (code != exit_codes.OK and\n',
+        ('tests/cluster/test_stragglers.py::test_a_cluster_a_refused_'
+         'copy_ended_is_run_again_once',),
+        'a straggler cluster that refused copies keep ending is run again '
+        'and again'),
 )

@@ -212,7 +212,7 @@ def _record(run_id, started_at, finished_at, p, result, config,
       'status': result.status,
       'failure': result.failure,
       'peer_failures': list(result.peer_failures),
-      # Steps run again after a network interruption: [{step, refused}]
+      # Steps run again after a refused copy: [{step, refused}]
       # (cluster/task/step_repeats.py).
       'repeated_steps': list(result.repeated_steps),
       'phases': dict(result.phases),

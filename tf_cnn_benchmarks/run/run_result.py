@@ -46,7 +46,7 @@ class RunResult:
   # Cluster peers that failed while this task carried on (asynchronous
   # training): failure dicts, first first.
   peer_failures: List[dict] = dataclasses.field(default_factory=list)
-  # Cluster steps this task ran again after a network interruption
+  # Cluster steps this task ran again after TensorFlow refused them as copies
   # (cluster/task/step_repeats.py): [{step, refused: [first line of each
   # error]}].
   repeated_steps: List[dict] = dataclasses.field(default_factory=list)

@@ -435,7 +435,8 @@ class ClusterRuntime:
           self._leave_note(sess, {'status': root.status,
                                   'failure': root.failure})
       elif step_repeats.is_refused_copy(exc):
-        # No peer failed: the link between them blinked (step_repeats.py).
+        # No peer failed: TensorFlow repeated a request id, or a resend
+        # across a blinking link was refused (step_repeats.py).
         exc.root_cause = step_repeats.refused_failure(
             self.role.task_name, exc, self.role.lockstep)
         self._leave_note(sess, {'status': status,

@@ -1,27 +1,41 @@
-"""A step a cluster task runs again after a network interruption.
+"""A step a cluster task runs again after TensorFlow refused it as a copy.
 
-When a call between tasks fails as UNAVAILABLE, TensorFlow's gRPC client
-sends it again with the same request id. If the first send did arrive and
-only its answer was lost (a link that went down and came back), the peer
-refuses the copy: AbortedError "The same RunGraph (Worker) request was
-received twice". The peer is alive and the link is back, so only the step
-failed.
+Every request a master sends a task carries a random 64-bit id, and the
+task refuses one whose id it has already seen (the last 100,000 of them):
+AbortedError "The same RunGraph (Worker) request was received twice". Two
+things bring that about:
 
-An asynchronous worker runs that step again. Its updates do not wait for
-anyone else's, so if the first attempt had already applied its gradients,
-the repeat is one more update, as asynchronous SGD allows. A step in
-lockstep cannot be repeated: the other workers have already counted this
-worker's part of it (a sync token taken, a gradient accumulated). There the
-error ends the run, and ``refused_failure`` says what happened.
+- TensorFlow repeats an id by itself. It draws ids from a per-thread
+  generator (tsl::random::ThreadLocalNew64) seeded with only 32 bits, and
+  the master runs every step on a new thread, so each step's ids are fixed
+  by a fresh 32-bit seed: after n requests a task has met a repeat with
+  odds of about n^2 / 2^33 (1 in 2,000 over 2,000 steps, even odds near
+  77,000). Nothing else is wrong. CI met one on loopback (at a3cc3ec:
+  worker1, step ~1300 of a 1800-step distributed_replicated run).
+- A network interruption lost a call's answer and TensorFlow's gRPC client
+  sent it again, which it does only when GRPC_MAX_RETRIES is set above its
+  default, 0.
+
+A repeated id is refused before anything runs on the refusing task (a
+refused resend's first send did run there). An asynchronous worker runs
+that step again, with new ids. Its updates do not wait for anyone else's,
+so if a partition elsewhere had already applied its gradients, the repeat
+is one more update, as asynchronous SGD allows.
+A step in lockstep cannot be repeated: the other workers may have counted
+this worker's part of it (a sync token taken, a gradient accumulated).
+There the error ends the run, and ``refused_failure`` says what happened.
 """
+
+import os
 
 from tf_cnn_benchmarks import failures
 
 # TensorFlow's words (distributed_runtime/recent_request_ids.cc) when a
 # task refuses a request id it has already seen.
 REFUSED_COPY_WORDS = 'request was received twice'
-# Refused copies of one step after which it is not tried again: the
-# network is not coming back by itself.
+# Refused copies of one step after which it is not tried again: each
+# repeated id is a ~n^2/2^33 chance, so three in a row are not chance (with
+# resends on, a network that is not coming back by itself).
 MAX_REPEATS = 3
 
 
@@ -50,16 +64,27 @@ def run(attempt, may_repeat, say):
           e.repeats = len(refused)
         raise
       refused.append(failures.first_line(e))
-      say('A network interruption cost this step its answer (%s); running '
-           'it again, %d of at most %d (asynchronous training).' % (
-               refused[-1], len(refused), MAX_REPEATS))
+      say('TensorFlow refused this step as a copy of an earlier request '
+          '(%s); running it again, %d of at most %d (asynchronous '
+          'training).' % (refused[-1], len(refused), MAX_REPEATS))
+
+
+def resends_on():
+  """Whether TensorFlow's gRPC client sends a failed call again
+  (GRPC_MAX_RETRIES above 0; it is 0 unless set)."""
+  try:
+    return int(os.environ.get('GRPC_MAX_RETRIES') or 0) > 0
+  except ValueError:
+    return False
 
 
 def refused_failure(task, exc, lockstep):
   """The failure of a task that met a refused copy it could not get past
   (and no peer failed first): in a step in lockstep, which cannot be run
   again; in a step that was refused every time it was (MAX_REPEATS); or in
-  a call between steps (a board update, a save), which is not repeated."""
+  a call between steps (a board update, a save), which is not repeated.
+  What it blames follows resends_on(): without resends only TensorFlow's
+  own repeated id can have brought it about."""
   repeats = getattr(exc, 'repeats', None)
   what = '%s\'s step' % task
   if repeats is None:
@@ -69,13 +94,25 @@ def refused_failure(task, exc, lockstep):
     why = 'a synchronous step cannot be run again'
   else:
     why = 'it was run again %d times and refused each time' % repeats
+  repeated_id = (
+      'TensorFlow gave two requests the same random id (it seeds each '
+      'step\'s ids with only 32 bits: after n requests, odds of about '
+      'n^2/2^33, 1 in 2,000 over 2,000 steps)')
+  if resends_on():
+    cause = ('either a network interruption lost an answer and the resend '
+             '(GRPC_MAX_RETRIES) was refused, or ' + repeated_id)
+    hint = ('If the network was steady, this was TensorFlow\'s repeated '
+            'id; else check the link between %s and the other tasks (a '
+            'flapping interface, a restarted switch or firewall). Then run '
+            'again (from the last checkpoint, with --train_dir).' % task)
+  else:
+    cause = repeated_id + '; no resend is turned on (GRPC_MAX_RETRIES)'
+    hint = ('Nothing is wrong with the cluster or the network: run again '
+            '(from the last checkpoint, with --train_dir). A long '
+            'synchronous run meets this more often than a short one (even '
+            'odds near 77,000 steps).')
   return failures.failure(
       type(exc).__name__,
-      'a network interruption cost %s its answer, and TensorFlow\'s resend '
-      'was refused as a copy (%s); %s' % (what, failures.first_line(exc),
-                                          why),
-      task,
-      'The link between %s and another task of the cluster went down and '
-      'came back. Check the network (a flapping interface, a restarted '
-      'switch or firewall), then run again (from the last checkpoint, with '
-      '--train_dir).' % task)
+      'TensorFlow refused %s as a copy of an earlier request (%s): %s; %s'
+      % (what, failures.first_line(exc), cause, why),
+      task, hint)
