@@ -129,7 +129,7 @@ def ended_by_a_refused_copy(recs):
   TensorFlow refused a synchronous step as a copy: every failed task names
   the refused copy (cluster/task/step_repeats.py), which a step in lockstep
   cannot get past. On loopback that is TensorFlow repeating its own random
-  request id, odds of about n^2/2^33 after n requests to a task (CI met one
+  request id, odds of about n^2/2^33 over n steps (CI met one
   at a3cc3ec: worker1 of a 1800-step distributed_replicated cluster, after
   step 1300). A test that is not about it may run such a cluster again,
   once, and says so."""

@@ -2,8 +2,9 @@
 
 The refused copy comes from the test fault ``refused_copy``: the step runs
 for real, then raises the AbortedError a task returns for a request id it
-has seen ("The same RunGraph (Worker) request was received twice"), as the
-chaos soak and CI once saw it (TensorFlow repeating its own random ids). An
+has seen ("The same RunGraph (Worker) request was received twice"), as CI
+once saw it on loopback, and the chaos soak once (seed 1093; with no
+GRPC_MAX_RETRIES set, TensorFlow's repeated random ids, inferred). An
 asynchronous worker runs the step again and finishes; a worker in lockstep
 ends the run and says that TensorFlow, not a peer, refused it.
 """

@@ -285,8 +285,8 @@ def _run_cluster(tmp_path, num_batches, fault=None, **overrides):
   unslowed, 17-20 ms slowed in compute, 20 ms slowed by the step), a margin
   over the judge's _LONG_ENOUGH that a CI run under load keeps. A faster
   machine finishes them sooner, so a run that trained too briefly is run
-  again, once, with its step count scaled to the time it needs (a rerun
-  doubles the test's time: 2400 unslowed steps trained 23.5 s, and the
+  again, once, with its step count scaled to the time it needs (such a
+  rerun doubles the test's time: 2400 unslowed steps trained 23.5 s, and the
   test took 72 s). These are the longest synchronous clusters of the suite,
   so the likeliest to meet TensorFlow's repeated request ids (odds of about
   n^2/2^33 over n steps: step_repeats.py): a run a refused copy ended
@@ -353,7 +353,8 @@ def test_a_cluster_a_refused_copy_ended_is_run_again_once(
   # A second refused copy is a failure, not another run.
   launched = _fake_launches(monkeypatch, ['refused', 'refused', 'ok'])
   (tmp_path / 'again').mkdir()
-  with pytest.warns(UserWarning), pytest.raises(AssertionError):
+  with pytest.warns(UserWarning), pytest.raises(AssertionError,
+                                                match='its last'):
     _run_cluster(tmp_path / 'again', 100)
   assert launched == ['run0', 'run1']
 

@@ -226,7 +226,7 @@ BREAKAGES = (
         'if not (False and refused_copy) or',
         ('tests/cluster/test_step_repeats.py::test_an_asynchronous_step_is_'
          'run_again_at_most_max_repeats_times',),
-        'guarantee 4: a blip ends an asynchronous run'),
+        'guarantee 4: a refused copy ends an asynchronous run'),
     Breakage(
         'resends_blamed_though_off',
         'tf_cnn_benchmarks/cluster/task/step_repeats.py',

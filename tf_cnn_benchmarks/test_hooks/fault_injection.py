@@ -33,9 +33,9 @@ Read from one environment variable, which no user sets by accident:
                         watchdog is doing (liveness/watchdog.py);
   refused_copy:worker1:step5:x2
                         worker1's step 5 runs, then raises the real
-                        tf.errors.AbortedError a peer answers to a gRPC
-                        resend of a request it already has (a network
-                        blip lost the answer: cluster/task/step_repeats.py);
+                        tf.errors.AbortedError a task answers to a request
+                        whose id it already has (TensorFlow's repeated
+                        random ids: cluster/task/step_repeats.py);
                         F attempts of the step in a row (default 1).
   freeze:worker0:step5  worker0 stops itself (SIGSTOP) right after its
                         step 5 ran: frozen between two steps, where its

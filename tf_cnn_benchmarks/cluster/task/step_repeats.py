@@ -1,17 +1,19 @@
 """A step a cluster task runs again after TensorFlow refused it as a copy.
 
-Every request a master sends a task carries a random 64-bit id, and the
-task refuses one whose id it has already seen (the last 100,000 of them):
-AbortedError "The same RunGraph (Worker) request was received twice". Two
-things bring that about:
+Every RunGraph request a master sends a task carries a random 64-bit id,
+and the task refuses an id it has already seen (it remembers its last
+100,000, RecvTensor's among them): AbortedError "The same RunGraph (Worker)
+request was received twice". Two things bring that about:
 
 - TensorFlow repeats an id by itself. It draws ids from a per-thread
   generator (tsl::random::ThreadLocalNew64) seeded with only 32 bits, and
   the master runs every step on a new thread, so each step's ids are fixed
-  by a fresh 32-bit seed: after n requests a task has met a repeat with
-  odds of about n^2 / 2^33 (1 in 2,000 over 2,000 steps, even odds near
-  77,000). Nothing else is wrong. CI met one on loopback (at a3cc3ec:
-  worker1, step ~1300 of a 1800-step distributed_replicated run).
+  by a fresh 32-bit seed. Over n of one worker's steps a task meets a
+  repeat with odds of about n^2 / 2^33 (1 in 2,000 over 2,000 steps, 1 in
+  86 over 10,000) while it remembers them all; a ps that takes k workers'
+  steps, up to k^2 times that. Nothing else is wrong. CI met one on
+  loopback (at a3cc3ec: worker1, step ~1300 of a 1800-step
+  distributed_replicated run).
 - A network interruption lost a call's answer and TensorFlow's gRPC client
   sent it again, which it does only when GRPC_MAX_RETRIES is set above its
   default, 0.
@@ -33,9 +35,10 @@ from tf_cnn_benchmarks import failures
 # TensorFlow's words (distributed_runtime/recent_request_ids.cc) when a
 # task refuses a request id it has already seen.
 REFUSED_COPY_WORDS = 'request was received twice'
-# Refused copies of one step after which it is not tried again: each
-# repeated id is a ~n^2/2^33 chance, so three in a row are not chance (with
-# resends on, a network that is not coming back by itself).
+# Refused copies of one step after which it is not tried again: a repeat
+# draws a fresh seed, refused again by chance at most once in ~2^32 / (the
+# ids the task remembers), so three in a row are not chance (with resends
+# on, a network that is not coming back by itself).
 MAX_REPEATS = 3
 
 
@@ -71,7 +74,10 @@ def run(attempt, may_repeat, say):
 
 def resends_on():
   """Whether TensorFlow's gRPC client sends a failed call again
-  (GRPC_MAX_RETRIES above 0; it is 0 unless set)."""
+  (GRPC_MAX_RETRIES above 0; it is 0 unless set). This task's environment
+  stands for its peers': the launcher gives every task the same one. A
+  value that is not a number stops TensorFlow itself (TF_CHECK_OK) before
+  any step, so reading it as 0 here blames nothing wrongly."""
   try:
     return int(os.environ.get('GRPC_MAX_RETRIES') or 0) > 0
   except ValueError:
@@ -96,8 +102,8 @@ def refused_failure(task, exc, lockstep):
     why = 'it was run again %d times and refused each time' % repeats
   repeated_id = (
       'TensorFlow gave two requests the same random id (it seeds each '
-      'step\'s ids with only 32 bits: after n requests, odds of about '
-      'n^2/2^33, 1 in 2,000 over 2,000 steps)')
+      'step\'s ids with only 32 bits: odds of about n^2/2^33 over n steps, '
+      '1 in 2,000 over 2,000)')
   if resends_on():
     cause = ('either a network interruption lost an answer and the resend '
              '(GRPC_MAX_RETRIES) was refused, or ' + repeated_id)
@@ -109,8 +115,7 @@ def refused_failure(task, exc, lockstep):
     cause = repeated_id + '; no resend is turned on (GRPC_MAX_RETRIES)'
     hint = ('Nothing is wrong with the cluster or the network: run again '
             '(from the last checkpoint, with --train_dir). A long '
-            'synchronous run meets this more often than a short one (even '
-            'odds near 77,000 steps).')
+            'synchronous run is likelier to meet this than a short one.')
   return failures.failure(
       type(exc).__name__,
       'TensorFlow refused %s as a copy of an earlier request (%s): %s; %s'
