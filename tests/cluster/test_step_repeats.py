@@ -89,6 +89,33 @@ def test_the_failure_says_how_far_the_task_got():
   assert between['message'].endswith('only a step is run again')
 
 
+def _mt19937_64_draw(seed, k):
+  """Draw k (k < 156) of std::mt19937_64 seeded with ``seed``: the seeding
+  recurrence, one twist of word k, then the tempering (C++ [rand.eng.mers])."""
+  mask = 2**64 - 1
+  words = [seed]
+  for i in range(1, k + 157):
+    words.append((6364136223846793005 * (words[-1] ^ (words[-1] >> 62)) + i)
+                 & mask)
+  x = (words[k] & 0xFFFFFFFF80000000) | (words[k + 1] & 0x7FFFFFFF)
+  y = words[k + 156] ^ (x >> 1) ^ (0xB5026F5AA96619E9 if x & 1 else 0)
+  y ^= (y >> 29) & 0x5555555555555555
+  y ^= (y << 17) & 0x71D67FFFEDA60000 & mask
+  y ^= (y << 37) & 0xFFF7EEE000000000 & mask
+  return y ^ (y >> 43)
+
+
+def test_the_id_ci_refused_is_a_draw_of_a_32_bit_seed():
+  """The evidence docs/cluster.md and step_repeats.py cite: the request id
+  CI refused at a3cc3ec is the second draw of a generator seeded with 32
+  bits, as TensorFlow's ThreadLocalNew64 is (studies/request_id_seed.c
+  searched every seed). The first line checks this draw against the C++
+  library's (g++'s std::mt19937_64 at its default seed, 5489, draws
+  14514284786278117030 first)."""
+  assert _mt19937_64_draw(5489, 0) == 14514284786278117030
+  assert _mt19937_64_draw(1671799294, 1) == 2**64 - 763744274351895007
+
+
 @pytest.mark.parametrize('retries, blames_the_network', [
     (None, False), ('0', False), ('', False), ('x', False), ('3', True)])
 def test_the_cause_named_follows_whether_tensorflow_resends(

@@ -13,7 +13,8 @@ request was received twice". Two things bring that about:
   86 over 10,000) while it remembers them all; a ps that takes k workers'
   steps, up to k^2 times that. Nothing else is wrong. CI met one on
   loopback (at a3cc3ec: worker1, step ~1300 of a 1800-step
-  distributed_replicated run).
+  distributed_replicated run), and the id it refused is the second draw of
+  seed 1671799294 (studies/request_id_seed.c searched every seed).
 - A network interruption lost a call's answer and TensorFlow's gRPC client
   sent it again, which it does only when GRPC_MAX_RETRIES is set above its
   default, 0.
