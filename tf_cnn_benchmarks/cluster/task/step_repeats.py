@@ -23,10 +23,10 @@ A repeated id is refused before anything runs on the refusing task (a
 refused resend's first send did run there). An asynchronous worker runs
 that step again, with new ids. Its updates do not wait for anyone else's,
 so if a partition elsewhere had already applied its gradients, the repeat
-is one more update, as asynchronous SGD allows.
-A step in lockstep cannot be repeated: the other workers may have counted
-this worker's part of it (a sync token taken, a gradient accumulated).
-There the error ends the run, and ``refused_failure`` says what happened.
+is one more update, as asynchronous SGD allows. A step in lockstep cannot
+be repeated: the other workers may have counted this worker's part of it
+(a sync token taken, a gradient accumulated). There the error ends the
+run, and ``refused_failure`` says what happened.
 """
 
 import os
